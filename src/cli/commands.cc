@@ -1,0 +1,21 @@
+#include "cli/commands.h"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+namespace mk::cli {
+
+int Main(int argc, char** argv) {
+  CLI::App app{"maxkernel: verified, fast compute kernels from JAX functions and HLO modules"};
+  app.set_version_flag("--version", std::string("maxkernel ") + MK_VERSION);
+  app.require_subcommand(1);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return 0;
+}
+
+}  // namespace mk::cli

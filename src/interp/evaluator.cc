@@ -1,0 +1,250 @@
+// Walks a computation in definition order, keeps each value until its last use, and evaluates
+// control flow (call, while, conditional, tuple) itself; every other op goes to its group file.
+#include <cstring>
+#include <unordered_map>
+
+#include "interp/ops.h"
+
+namespace mk::interp {
+
+using hlo::Computation;
+using hlo::DType;
+using hlo::Instruction;
+using hlo::Literal;
+using hlo::Opcode;
+
+Status OpError(const Instruction& inst, const std::string& msg) {
+  return InvalidArgument(std::string(hlo::OpcodeName(inst.opcode)) + " %" + inst.name + ": " + msg,
+                         inst.loc);
+}
+
+namespace {
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Deterministic values for a constant elided as `{...}`: uniform in [-1, 1) for floats, small
+// non-negative integers for integer types (safe as indices), seeded by the instruction's name.
+Literal FillElidedConstant(const Instruction& inst) {
+  Literal lit(inst.shape);
+  uint64_t seed = 1469598103934665603ull;
+  for (char c : inst.name) seed = (seed ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+  for (int64_t i = 0; i < lit.num_elements(); ++i) {
+    uint64_t bits = SplitMix64(seed + static_cast<uint64_t>(i));
+    if (hlo::IsFloat(lit.dtype())) {
+      lit.SetDouble(i, static_cast<double>(bits >> 11) * 0x1.0p-52 - 1.0);
+    } else if (lit.dtype() == DType::kPred) {
+      lit.SetInt64(i, static_cast<int64_t>(bits & 1));
+    } else {
+      lit.SetInt64(i, static_cast<int64_t>(bits % 4));
+    }
+  }
+  return lit;
+}
+
+Result<Literal> EvalConstant(const Instruction& inst, EvalContext& ctx) {
+  if (inst.literal.has_value()) return *inst.literal;
+  if (!hlo::IsEvaluable(inst.shape.dtype()) && !inst.shape.is_tuple()) {
+    return Status(ErrorCode::kUnimplemented,
+                  "constant %" + inst.name + ": element type " +
+                      std::string(hlo::DTypeName(inst.shape.dtype())) +
+                      " is parsed but not supported for evaluation",
+                  inst.loc);
+  }
+  if (!ctx.options().fill_elided_constants) {
+    return OpError(inst, "constant values are elided ({...}); cannot evaluate");
+  }
+  if (ctx.options().on_note) {
+    ctx.options().on_note("constant %" + inst.name + " " + inst.shape.ToString(false) +
+                          " was elided ({...}); filled with deterministic pseudo-random values");
+  }
+  return FillElidedConstant(inst);
+}
+
+Status CheckEvaluable(const Instruction& inst, const hlo::Shape& shape) {
+  if (shape.is_tuple()) {
+    for (const auto& s : shape.tuple_shapes()) MK_RETURN_IF_ERROR(CheckEvaluable(inst, s));
+    return Status::Ok();
+  }
+  if (shape.is_token()) return Status::Ok();
+  if (!hlo::IsEvaluable(shape.dtype())) {
+    return Status(ErrorCode::kUnimplemented,
+                  std::string(hlo::OpcodeName(inst.opcode)) + " %" + inst.name +
+                      ": element type " + std::string(hlo::DTypeName(shape.dtype())) +
+                      " is parsed but not supported for evaluation",
+                  inst.loc);
+  }
+  return Status::Ok();
+}
+
+Result<bool> ScalarPredicate(const Literal& lit) {
+  if (lit.shape().is_tuple() || lit.num_elements() != 1) {
+    return InvalidArgument("expected a scalar predicate, got " + lit.shape().ToString(false));
+  }
+  return lit.GetInt64(0) != 0;
+}
+
+Result<Literal> EvalInstruction(const Instruction& inst, const Operands& ops, EvalContext& ctx) {
+  switch (inst.opcode) {
+    case Opcode::kParameter:
+      return Internal("parameters are bound by the evaluator");
+    case Opcode::kConstant:
+      return EvalConstant(inst, ctx);
+    case Opcode::kTuple: {
+      std::vector<Literal> elements;
+      for (const Literal* op : ops) elements.push_back(*op);
+      return Literal::Tuple(std::move(elements));
+    }
+    case Opcode::kGetTupleElement: {
+      const auto& elements = ops[0]->elements();
+      if (inst.tuple_index < 0 || inst.tuple_index >= static_cast<int64_t>(elements.size())) {
+        return OpError(inst, "index " + std::to_string(inst.tuple_index) + " out of range");
+      }
+      return elements[static_cast<size_t>(inst.tuple_index)];
+    }
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kCopy:
+      return *ops[0];
+    case Opcode::kCall: {
+      std::vector<Literal> args;
+      for (const Literal* op : ops) args.push_back(*op);
+      return ctx.Call(*inst.called.at(0), args);
+    }
+    case Opcode::kWhile: {
+      if (inst.called.size() != 2) return OpError(inst, "needs condition and body");
+      Literal state = *ops[0];
+      while (true) {
+        MK_ASSIGN_OR_RETURN(Literal cond, ctx.Call(*inst.called[0], {state}));
+        MK_ASSIGN_OR_RETURN(bool go_on, ScalarPredicate(cond));
+        if (!go_on) break;
+        MK_ASSIGN_OR_RETURN(state, ctx.Call(*inst.called[1], {state}));
+      }
+      return state;
+    }
+    case Opcode::kConditional: {
+      size_t branch;
+      const Literal& selector = *ops[0];
+      if (selector.dtype() == DType::kPred) {
+        // true_computation first, false_computation second.
+        branch = selector.GetInt64(0) ? 0 : 1;
+      } else {
+        int64_t index = selector.GetInt64(0);
+        int64_t n = static_cast<int64_t>(inst.called.size());
+        // Out-of-range indices run the last branch (XLA's rule).
+        branch = static_cast<size_t>(index < 0 || index >= n ? n - 1 : index);
+      }
+      if (branch >= inst.called.size() || ops.size() != inst.called.size() + 1) {
+        return OpError(inst, "branch operands do not match branch computations");
+      }
+      return ctx.Call(*inst.called[branch], {*ops[branch + 1]});
+    }
+    case Opcode::kCustomCall:
+      return Status(ErrorCode::kUnimplemented,
+                    "custom-call %" + inst.name + ": target \"" + inst.custom_call_target +
+                        "\" is not supported by the interpreter",
+                    inst.loc);
+    case Opcode::kDot:
+    case Opcode::kConvolution:
+      return EvalContraction(inst, ops, ctx);
+    case Opcode::kReduce:
+    case Opcode::kReduceWindow:
+    case Opcode::kSelectAndScatter:
+      return EvalReduction(inst, ops, ctx);
+    case Opcode::kGather:
+    case Opcode::kScatter:
+      return EvalIndexing(inst, ops, ctx);
+    case Opcode::kSort:
+      return EvalSort(inst, ops, ctx);
+    case Opcode::kRng:
+    case Opcode::kRngBitGenerator:
+      return EvalRng(inst, ops, ctx);
+    case Opcode::kIota:
+    case Opcode::kReshape:
+    case Opcode::kBitcast:
+    case Opcode::kBroadcast:
+    case Opcode::kTranspose:
+    case Opcode::kSlice:
+    case Opcode::kDynamicSlice:
+    case Opcode::kDynamicUpdateSlice:
+    case Opcode::kConcatenate:
+    case Opcode::kPad:
+    case Opcode::kReverse:
+      return EvalDataMovement(inst, ops, ctx);
+    default:
+      if (hlo::IsElementwise(inst.opcode) || inst.opcode == Opcode::kBitcastConvert ||
+          inst.opcode == Opcode::kMap) {
+        return EvalElementwise(inst, ops, ctx);
+      }
+      return Status(ErrorCode::kUnimplemented,
+                    "the interpreter does not support opcode " +
+                        std::string(hlo::OpcodeName(inst.opcode)) + " (%" + inst.name + ")",
+                    inst.loc);
+  }
+}
+
+}  // namespace
+
+Result<Literal> EvaluateComputation(const Computation& computation,
+                                    const std::vector<Literal>& args,
+                                    const InterpreterOptions& options) {
+  const auto& params = computation.parameters();
+  if (args.size() != params.size()) {
+    return InvalidArgument("computation " + computation.name + " takes " +
+                           std::to_string(params.size()) + " parameter(s), got " +
+                           std::to_string(args.size()));
+  }
+  EvalContext ctx(options);
+  const auto& insts = computation.instructions();
+
+  // Last use of each instruction, so values die as soon as nothing needs them.
+  std::unordered_map<const Instruction*, size_t> last_use;
+  for (size_t i = 0; i < insts.size(); ++i) {
+    for (const Instruction* op : insts[i]->operands) last_use[op] = i;
+  }
+  std::unordered_map<const Instruction*, Literal> values;
+  for (size_t i = 0; i < insts.size(); ++i) {
+    const Instruction& inst = *insts[i];
+    if (inst.opcode == Opcode::kParameter) {
+      size_t n = static_cast<size_t>(inst.parameter_number);
+      if (n >= args.size()) return OpError(inst, "parameter number out of range");
+      if (!args[n].shape().SameAs(inst.shape)) {
+        return OpError(inst, "argument has shape " + args[n].shape().ToString(false) +
+                                 ", parameter expects " + inst.shape.ToString(false));
+      }
+      values[&inst] = args[n];
+    } else {
+      MK_RETURN_IF_ERROR(CheckEvaluable(inst, inst.shape));
+      Operands ops;
+      for (const Instruction* op : inst.operands) {
+        auto it = values.find(op);
+        if (it == values.end()) return Internal("operand %" + op->name + " not evaluated");
+        ops.push_back(&it->second);
+      }
+      MK_ASSIGN_OR_RETURN(Literal value, EvalInstruction(inst, ops, ctx));
+      if (!value.shape().SameAs(inst.shape)) {
+        return Internal(std::string(hlo::OpcodeName(inst.opcode)) + " %" + inst.name +
+                        " produced " + value.shape().ToString(false) + ", expected " +
+                        inst.shape.ToString(false));
+      }
+      values[&inst] = std::move(value);
+    }
+    for (const Instruction* op : inst.operands) {
+      if (last_use[op] == i && op != computation.root()) values.erase(op);
+    }
+  }
+  auto it = values.find(computation.root());
+  if (it == values.end()) return Internal("root of " + computation.name + " not evaluated");
+  return std::move(it->second);
+}
+
+Result<Literal> Evaluate(const hlo::Module& module, const std::vector<Literal>& args,
+                         const InterpreterOptions& options) {
+  if (module.entry() == nullptr) return InvalidArgument("module has no ENTRY computation");
+  return EvaluateComputation(*module.entry(), args, options);
+}
+
+}  // namespace mk::interp
