@@ -1,6 +1,5 @@
 #include "cli/commands.h"
 
-#include <CLI/CLI.hpp>
 #include <iostream>
 
 namespace mk::cli {
@@ -9,13 +8,17 @@ int Main(int argc, char** argv) {
   CLI::App app{"maxkernel: verified, fast compute kernels from JAX functions and HLO modules"};
   app.set_version_flag("--version", std::string("maxkernel ") + MK_VERSION);
   app.require_subcommand(1);
+  CommandResult result;
+  RegisterHloCommands(app, result);
+  RegisterEvalCommand(app, result);
+  RegisterSuiteCommands(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    return rc == 0 ? kExitOk : kExitBadInput;
   }
-  return 0;
+  return result.exit_code;
 }
 
 }  // namespace mk::cli

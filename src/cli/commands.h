@@ -1,8 +1,27 @@
-// The `maxkernel` command line. Exit codes: 0 success, 1 a run that produced no result
-// (e.g. a check that failed), 2 bad input or usage.
+// The `maxkernel` command line. Each group of subcommands lives in its own file and registers
+// itself on the app; a subcommand's callback stores its exit code in the shared CommandResult.
+// Exit codes: 0 success, 1 a run that produced no acceptable result (e.g. a failed check),
+// 2 bad input or usage.
 #pragma once
 
+#include <CLI/CLI.hpp>
+
 namespace mk::cli {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitBadInput = 2;
+
+struct CommandResult {
+  int exit_code = kExitOk;
+};
+
+// hlo_commands.cc: `hlo check`, `hlo fmt`.
+void RegisterHloCommands(CLI::App& app, CommandResult& result);
+// eval_command.cc: `eval`.
+void RegisterEvalCommand(CLI::App& app, CommandResult& result);
+// suite_commands.cc: `import`, `suite list|export`, `baseline`.
+void RegisterSuiteCommands(CLI::App& app, CommandResult& result);
 
 int Main(int argc, char** argv);
 

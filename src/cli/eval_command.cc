@@ -1,0 +1,7 @@
+#include "cli/commands.h"
+
+namespace mk::cli {
+
+void RegisterEvalCommand(CLI::App&, CommandResult&) {}
+
+}  // namespace mk::cli

@@ -1,0 +1,7 @@
+#include "cli/commands.h"
+
+namespace mk::cli {
+
+void RegisterHloCommands(CLI::App&, CommandResult&) {}
+
+}  // namespace mk::cli
