@@ -1,0 +1,144 @@
+#include "runtime/sandbox.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "runtime/compiler.h"
+
+namespace mk::runtime {
+namespace {
+
+// A kernel library with the maxkernel ABI whose body is `body` (buffers: a, b, out; 4 floats).
+std::string KernelSource(const std::string& body) {
+  return "#include <csignal>\n#include <cstdlib>\n#include <cstring>\n"
+         "extern \"C\" int mk_abi_version() { return 1; }\n"
+         "extern \"C\" void mk_kernel(void** buffers) {\n"
+         "  const float* a = static_cast<const float*>(buffers[0]);\n"
+         "  const float* b = static_cast<const float*>(buffers[1]);\n"
+         "  float* out = static_cast<float*>(buffers[2]);\n"
+         "  (void)a; (void)b; (void)out;\n" +
+         body + "\n}\n";
+}
+
+class SandboxTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/mk-sandbox-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    CompileOptions options;
+    options.cache_dir = dir_ + "/cache";
+    options.flags = {"-O1", "-std=c++20", "-fPIC", "-shared"};
+    compiler_ = std::make_unique<CompilerDriver>(options);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Build(const std::string& body) {
+    auto lib = compiler_->Compile(KernelSource(body));
+    EXPECT_TRUE(lib.ok()) << lib.status().ToString();
+    return lib.ok() ? lib->so_path : "";
+  }
+
+  // Runs `so` on a=[1,2,3,4], b=[10,20,30,40]; returns the outcome and the output.
+  RunOutcome RunAdd(const std::string& so, std::vector<float>* out, double timeout_s = 10) {
+    auto region = SharedRegion::Create({16, 16, 16});
+    EXPECT_TRUE(region.ok());
+    float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40};
+    std::memcpy(region->buffer(0), a, 16);
+    std::memcpy(region->buffer(1), b, 16);
+    RunRequest req;
+    req.so_path = so;
+    req.output_buffers = {2};
+    req.min_iterations = 3;
+    req.timeout_s = timeout_s;
+    auto outcome = runner_.Run(req, *region);
+    EXPECT_TRUE(outcome.ok()) << outcome.status().ToString();
+    if (out) {
+      out->resize(4);
+      std::memcpy(out->data(), region->buffer(2), 16);
+    }
+    return outcome.ok() ? *outcome : RunOutcome{};
+  }
+
+  std::string dir_;
+  std::unique_ptr<CompilerDriver> compiler_;
+  SandboxRunner runner_;
+};
+
+constexpr const char* kAddBody = "for (int i = 0; i < 4; ++i) out[i] = a[i] + b[i];";
+
+TEST_F(SandboxTest, RunsAndTimesAGoodKernel) {
+  std::vector<float> out;
+  RunOutcome r = RunAdd(Build(kAddBody), &out);
+  ASSERT_EQ(r.status, RunStatus::kOk) << r.message;
+  EXPECT_EQ(out, (std::vector<float>{11, 22, 33, 44}));
+  EXPECT_EQ(r.times_s.size(), 3u);
+}
+
+TEST_F(SandboxTest, CrashIsReportedAndNextCandidateRuns) {
+  RunOutcome crash = RunAdd(Build("std::raise(SIGSEGV);"), nullptr);
+  EXPECT_EQ(crash.status, RunStatus::kCrashed);
+  EXPECT_EQ(crash.signal, SIGSEGV);
+  EXPECT_NE(crash.message.find("signal"), std::string::npos);
+  std::vector<float> out;
+  RunOutcome good = RunAdd(Build(kAddBody), &out);
+  EXPECT_EQ(good.status, RunStatus::kOk);
+  EXPECT_EQ(out[3], 44.0f);
+}
+
+TEST_F(SandboxTest, HangIsKilledAtTheTimeout) {
+  RunOutcome hang = RunAdd(Build("volatile int spin = 1; while (spin) {}"), nullptr, 0.5);
+  EXPECT_EQ(hang.status, RunStatus::kTimedOut);
+  std::vector<float> out;
+  EXPECT_EQ(RunAdd(Build(kAddBody), &out).status, RunStatus::kOk);
+  EXPECT_EQ(out[0], 11.0f);
+}
+
+TEST_F(SandboxTest, KernelThatWritesNothingLeavesPoison) {
+  std::vector<float> out;
+  RunOutcome r = RunAdd(Build("/* forgets to write */"), &out);
+  ASSERT_EQ(r.status, RunStatus::kOk);
+  for (float v : out) EXPECT_TRUE(std::isnan(v));
+}
+
+TEST_F(SandboxTest, MissingSymbolIsALoadFailure) {
+  auto lib = compiler_->Compile("extern \"C\" int mk_abi_version() { return 1; }\n");
+  ASSERT_TRUE(lib.ok());
+  RunOutcome r = RunAdd(lib->so_path, nullptr);
+  EXPECT_EQ(r.status, RunStatus::kLoadFailed);
+  EXPECT_NE(r.message.find("mk_kernel"), std::string::npos);
+}
+
+TEST_F(SandboxTest, ServerKilledFromOutsideIsRestarted) {
+  std::string so = Build(kAddBody);
+  ASSERT_EQ(RunAdd(so, nullptr).status, RunStatus::kOk);
+  kill(runner_.server_pid(), SIGKILL);
+  std::vector<float> out;
+  EXPECT_EQ(RunAdd(so, &out).status, RunStatus::kOk);
+  EXPECT_EQ(out[1], 22.0f);
+  EXPECT_GE(runner_.restarts(), 1);
+}
+
+TEST_F(SandboxTest, CompileCacheHitsOnSameSource) {
+  auto first = compiler_->Compile(KernelSource(kAddBody));
+  auto second = compiler_->Compile(KernelSource(kAddBody));
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_FALSE(first->cache_hit);
+  EXPECT_TRUE(second->cache_hit);
+  EXPECT_EQ(first->so_path, second->so_path);
+}
+
+TEST_F(SandboxTest, CompileErrorNamesFirstErrorAndKeptSource) {
+  auto lib = compiler_->Compile(KernelSource("out[0] = undefined_symbol;"));
+  ASSERT_FALSE(lib.ok());
+  EXPECT_NE(lib.status().message().find("undefined_symbol"), std::string::npos);
+  EXPECT_NE(lib.status().message().find(".cc"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mk::runtime
