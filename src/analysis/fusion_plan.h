@@ -1,0 +1,66 @@
+// The fusion plan: the entry computation partitioned into kernels, XLA-style. The planner's
+// decisions are explicit data (FusionDecisions: which kernel each instruction belongs to), so a
+// search can change them and ask for the plan they imply (PlanFromDecisions), which re-checks them.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hlo/module.h"
+#include "support/status.h"
+
+namespace mk::analysis {
+
+enum class KernelFamily {
+  kLoop,         // elementwise / broadcast / reshape / transpose / slice / concat / pad / iota ...
+  kReduction,    // one or more row-compatible reduces with producers and broadcast-back consumers
+  kContraction,  // a dot or convolution with absorbed operand producers and an elementwise epilogue
+  kStandalone,   // gather, scatter, sort, while, conditional, call, reduce-window, custom-call ...
+};
+const char* KernelFamilyName(KernelFamily f);
+
+struct Kernel {
+  int id = 0;
+  std::string name;  // "kernel.3.reduction"
+  KernelFamily family = KernelFamily::kLoop;
+  const hlo::Instruction* hero = nullptr;  // the dot/conv/reduce/standalone op; null for loops
+  std::vector<const hlo::Instruction*> instructions;  // topological order
+  std::vector<const hlo::Instruction*> inputs;   // values from outside (parameters, constants, other kernels)
+  std::vector<const hlo::Instruction*> outputs;  // values used outside the kernel (or the root)
+  int64_t flops = 0;
+  int64_t bytes = 0;  // inputs read + outputs written, once each
+
+  // The fused subgraph as a standalone HLO module (inputs become parameters, outputs a tuple
+  // root): what the debugger shows and what a minimized repro runs.
+  std::string ToHloText() const;
+};
+
+// Instruction name -> kernel id, for every instruction that belongs to a kernel. Parameters,
+// get-tuple-element of parameters and the root tuple are not in any kernel.
+struct FusionDecisions {
+  std::map<std::string, int> kernel_of;
+};
+
+struct FusionPlan {
+  const hlo::Module* module = nullptr;
+  std::vector<Kernel> kernels;  // in an order that respects data dependencies
+  FusionDecisions decisions;
+  std::string Summary() const;  // one line per kernel: name, family, #ops, flops, bytes
+};
+
+struct FusionOptions {
+  bool fuse_epilogues = true;         // elementwise consumers into contraction kernels
+  bool fuse_reduction_chains = true;  // softmax / norm chains into one reduction kernel
+  bool fuse_operand_producers = true; // convert/broadcast/transpose into contraction operands
+};
+
+// Partitions the entry computation. Called computations (to_apply, while bodies ...) stay with
+// the instruction that calls them.
+Result<FusionPlan> PlanFusion(const hlo::Module& module, const FusionOptions& options = {});
+
+// The plan implied by `decisions`; an error if they leave an instruction out, name an unknown
+// instruction, or create a cycle between kernels.
+Result<FusionPlan> PlanFromDecisions(const hlo::Module& module, const FusionDecisions& decisions);
+
+}  // namespace mk::analysis

@@ -1,0 +1,291 @@
+// Greedy, rule-based fusion in four passes (contraction operands, contraction epilogues,
+// reduction chains, loop fusion), each merge guarded by a cycle check on the kernel graph. The
+// rules only decide what is fused; emitters lower any fused subgraph correctly, so a rule that
+// misjudges costs speed, never correctness.
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "analysis/cost.h"
+#include "analysis/fusion_plan.h"
+
+namespace mk::analysis {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+const char* KernelFamilyName(KernelFamily f) {
+  switch (f) {
+    case KernelFamily::kLoop: return "loop";
+    case KernelFamily::kReduction: return "reduction";
+    case KernelFamily::kContraction: return "contraction";
+    case KernelFamily::kStandalone: return "standalone";
+  }
+  return "loop";
+}
+
+namespace {
+
+bool IsContraction(const Instruction* i) {
+  return i->opcode == Opcode::kDot || i->opcode == Opcode::kConvolution;
+}
+// A reduce the reduction emitters handle: one input, one init.
+bool IsSimpleReduce(const Instruction* i) {
+  return i->opcode == Opcode::kReduce && i->operands.size() == 2 && i->shape.is_array();
+}
+bool IsLoopOp(const Instruction* i) {
+  switch (i->opcode) {
+    case Opcode::kBroadcast: case Opcode::kReshape: case Opcode::kBitcast:
+    case Opcode::kTranspose: case Opcode::kSlice: case Opcode::kConcatenate: case Opcode::kPad:
+    case Opcode::kIota: case Opcode::kReverse: case Opcode::kCopy: case Opcode::kDynamicSlice:
+    case Opcode::kBitcastConvert: case Opcode::kMap:
+      return i->shape.is_array();
+    case Opcode::kGetTupleElement:
+      return i->shape.is_array();
+    default:
+      return hlo::IsElementwise(i->opcode) && i->shape.is_array();
+  }
+}
+// Producers a contraction may absorb into its operand packing at no extra arithmetic cost.
+bool IsCheapOperandProducer(const Instruction* i) {
+  switch (i->opcode) {
+    case Opcode::kConvert: case Opcode::kBroadcast: case Opcode::kTranspose:
+    case Opcode::kReshape: case Opcode::kBitcast: case Opcode::kCopy:
+      return true;
+    default:
+      return false;
+  }
+}
+// Not in any kernel: entry parameters and constants are inputs; the root tuple only names outputs.
+bool IsOutsideKernels(const Instruction* i, const hlo::Computation& entry) {
+  if (i->opcode == Opcode::kParameter || i->opcode == Opcode::kConstant) return true;
+  if (i == entry.root() && i->opcode == Opcode::kTuple) return true;
+  return false;
+}
+
+class Partition {
+ public:
+  explicit Partition(const hlo::Computation& entry) : entry_(entry) {
+    for (const auto& inst : entry.instructions()) {
+      const Instruction* i = inst.get();
+      for (const Instruction* op : i->operands) users_[op].push_back(i);
+      if (!IsOutsideKernels(i, entry)) group_[i] = next_group_++;
+    }
+  }
+
+  bool InKernel(const Instruction* i) const { return group_.count(i) > 0; }
+  int GroupOf(const Instruction* i) const { return group_.at(i); }
+  const std::vector<const Instruction*>& Users(const Instruction* i) const {
+    static const std::vector<const Instruction*> kNone;
+    auto it = users_.find(i);
+    return it == users_.end() ? kNone : it->second;
+  }
+  std::vector<const Instruction*> Members(int g) const {
+    std::vector<const Instruction*> out;
+    for (const auto& inst : entry_.instructions()) {
+      auto it = group_.find(inst.get());
+      if (it != group_.end() && it->second == g) out.push_back(inst.get());
+    }
+    return out;
+  }
+  bool AllUsersIn(const Instruction* i, int g) const {
+    if (i == entry_.root()) return false;  // the root value is an output
+    for (const Instruction* u : Users(i)) {
+      if (!InKernel(u) || GroupOf(u) != g) return false;
+    }
+    return !Users(i).empty();
+  }
+  const Instruction* Hero(int g) const {
+    for (const Instruction* m : Members(g)) {
+      if (IsContraction(m)) return m;
+    }
+    for (const Instruction* m : Members(g)) {
+      if (!IsLoopOp(m)) return m;
+    }
+    return nullptr;
+  }
+  bool IsStandaloneGroup(int g) const {
+    const Instruction* h = Hero(g);
+    return h && !IsContraction(h) && !IsSimpleReduce(h);
+  }
+
+  // Merges group `from` into `into` unless that would make the kernel graph cyclic (a path
+  // from one group to the other through a third group).
+  bool TryMerge(int from, int into) {
+    if (from == into) return true;
+    if (ReachesThroughOther(from, into) || ReachesThroughOther(into, from)) return false;
+    for (auto& [inst, g] : group_) {
+      if (g == from) g = into;
+    }
+    return true;
+  }
+
+  FusionDecisions Decisions() const {
+    FusionDecisions d;
+    // Renumber groups densely in topological order of first appearance.
+    std::unordered_map<int, int> dense;
+    for (const auto& inst : entry_.instructions()) {
+      auto it = group_.find(inst.get());
+      if (it == group_.end()) continue;
+      if (!dense.count(it->second)) dense[it->second] = static_cast<int>(dense.size());
+      d.kernel_of[inst->name] = dense[it->second];
+    }
+    return d;
+  }
+
+ private:
+  // Whether some group other than `a` and `b` lies on a path from `a` to `b`: then merging them
+  // would put that group both before and after the merged kernel.
+  bool ReachesThroughOther(int a, int b) const {
+    auto group_or = [&](const Instruction* i) { return InKernel(i) ? GroupOf(i) : -1; };
+    std::vector<const Instruction*> stack;
+    for (const auto& [inst, g] : group_) {
+      if (g != a) continue;
+      for (const Instruction* u : Users(inst)) {
+        int gu = group_or(u);
+        if (gu != a && gu != b) stack.push_back(u);
+      }
+    }
+    std::unordered_set<const Instruction*> visited;
+    while (!stack.empty()) {
+      const Instruction* i = stack.back();
+      stack.pop_back();
+      if (!visited.insert(i).second) continue;
+      int g = group_or(i);
+      if (g == b) return true;
+      if (g == a) continue;
+      for (const Instruction* u : Users(i)) stack.push_back(u);
+    }
+    return false;
+  }
+
+  const hlo::Computation& entry_;
+  std::unordered_map<const Instruction*, std::vector<const Instruction*>> users_;
+  std::unordered_map<const Instruction*, int> group_;
+  int next_group_ = 0;
+};
+
+bool SameDims(const Instruction* a, const Instruction* b) {
+  return a->shape.is_array() && b->shape.is_array() && a->shape.dims() == b->shape.dims();
+}
+
+// Pulls cheap producers (convert, broadcast, transpose ...) of a contraction's operands into it.
+void FuseContractionOperands(Partition& p, const Instruction* hero) {
+  std::vector<const Instruction*> work(hero->operands.begin(), hero->operands.end());
+  while (!work.empty()) {
+    const Instruction* op = work.back();
+    work.pop_back();
+    if (!p.InKernel(op) || !IsCheapOperandProducer(op)) continue;
+    int g = p.GroupOf(hero);
+    if (p.GroupOf(op) == g || !p.AllUsersIn(op, g)) continue;
+    if (p.TryMerge(p.GroupOf(op), g)) {
+      for (const Instruction* o : op->operands) work.push_back(o);
+    }
+  }
+}
+
+// Grows group `g` with consumers accepted by `accept`, and with broadcasts feeding them whose
+// users all end up inside, until nothing changes.
+void GrowConsumers(Partition& p, int g, const std::function<bool(const Instruction*)>& accept) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (const Instruction* m : p.Members(g)) {
+      for (const Instruction* u : p.Users(m)) {
+        if (!p.InKernel(u) || p.GroupOf(u) == g || !accept(u)) continue;
+        // Only single, not-yet-fused ops join; a hero (another reduce) joins only when
+        // `accept` vouches for it (row-compatible reductions).
+        if (p.Members(p.GroupOf(u)).size() != 1 || p.IsStandaloneGroup(p.GroupOf(u))) continue;
+        if (IsContraction(u)) continue;
+        if (p.TryMerge(p.GroupOf(u), g)) {
+          changed = true;
+          for (const Instruction* o : u->operands) {
+            if (p.InKernel(o) && o->opcode == Opcode::kBroadcast && p.GroupOf(o) != g &&
+                p.Members(p.GroupOf(o)).size() == 1 && p.AllUsersIn(o, g)) {
+              p.TryMerge(p.GroupOf(o), g);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Pulls loop-op producers whose users are all in `g` into `g` (transitively).
+void GrowProducers(Partition& p, int g, const std::function<bool(const Instruction*)>& accept) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (const Instruction* m : p.Members(g)) {
+      for (const Instruction* op : m->operands) {
+        if (!p.InKernel(op) || p.GroupOf(op) == g || !accept(op)) continue;
+        if (p.Members(p.GroupOf(op)).size() != 1 || !p.AllUsersIn(op, g)) continue;
+        if (p.TryMerge(p.GroupOf(op), g)) changed = true;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Result<FusionPlan> PlanFusion(const hlo::Module& module, const FusionOptions& options) {
+  if (!module.entry()) return InvalidArgument("module has no ENTRY computation");
+  const hlo::Computation& entry = *module.entry();
+  Partition p(entry);
+  std::vector<const Instruction*> order;
+  for (const auto& inst : entry.instructions()) order.push_back(inst.get());
+
+  // 1. Contractions absorb cheap operand producers; 2. then their elementwise epilogue.
+  for (const Instruction* i : order) {
+    if (!IsContraction(i) || !p.InKernel(i)) continue;
+    if (options.fuse_operand_producers) FuseContractionOperands(p, i);
+    if (options.fuse_epilogues) {
+      GrowConsumers(p, p.GroupOf(i), [&](const Instruction* u) {
+        return hlo::IsElementwise(u->opcode) && SameDims(u, i);
+      });
+    }
+  }
+  // 3. Reduction chains: producers of the reduced input, ops on the kept (row) shape, broadcasts
+  //    back to the input shape, elementwise ops there, and further reduces of the same rows.
+  if (options.fuse_reduction_chains) {
+    for (const Instruction* r : order) {
+      if (!IsSimpleReduce(r) || !p.InKernel(r)) continue;
+      int g = p.GroupOf(r);
+      if (p.Members(g).size() > 1 && p.Hero(g) != r) continue;  // already part of a chain
+      const Instruction* input = r->operands[0];
+      auto row_compatible = [&](const Instruction* u) {
+        if (IsSimpleReduce(u)) {
+          return u->operands[0]->shape.dims() == input->shape.dims() &&
+                 u->dimensions == r->dimensions;
+        }
+        if (!IsLoopOp(u)) return false;
+        // Ops on the input (element) shape or on the kept (row) shape; broadcasts and reshapes
+        // between the two.
+        return u->shape.dims() == input->shape.dims() || u->shape.dims() == r->shape.dims() ||
+               u->shape.num_elements() == r->shape.num_elements();
+      };
+      GrowConsumers(p, g, row_compatible);
+      GrowProducers(p, g, [&](const Instruction* op) {
+        return IsLoopOp(op) && op->opcode != Opcode::kConcatenate;
+      });
+    }
+  }
+  // 4. Loop fusion: a loop op joins its consumers' kernel when they all share one kernel that is
+  //    not a contraction (where it would be recomputed per multiply-add) or a standalone op.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Instruction* i = *it;
+    if (!p.InKernel(i) || !IsLoopOp(i) || p.Members(p.GroupOf(i)).size() != 1) continue;
+    const auto& users = p.Users(i);
+    if (users.empty() || !p.InKernel(users[0])) continue;
+    int g = p.GroupOf(users[0]);
+    if (!p.AllUsersIn(i, g) || p.IsStandaloneGroup(g)) continue;
+    const Instruction* hero = p.Hero(g);
+    if (hero && IsContraction(hero) && !IsCheapOperandProducer(i)) continue;
+    p.TryMerge(p.GroupOf(i), g);
+  }
+  return PlanFromDecisions(module, p.Decisions());
+}
+
+}  // namespace mk::analysis

@@ -1,0 +1,157 @@
+#include <gtest/gtest.h>
+
+#include "analysis/fusion_plan.h"
+#include "hlo/parser.h"
+
+namespace mk::analysis {
+namespace {
+
+std::unique_ptr<hlo::Module> Parse(const std::string& text) {
+  auto m = hlo::ParseModule(text, "test.hlo");
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return m.ok() ? std::move(m).value() : nullptr;
+}
+
+const Kernel* KernelContaining(const FusionPlan& plan, const std::string& name) {
+  for (const Kernel& k : plan.kernels) {
+    for (const hlo::Instruction* i : k.instructions) {
+      if (i->name == name) return &k;
+    }
+  }
+  return nullptr;
+}
+
+constexpr const char* kGemmBiasRelu = R"(
+HloModule gemm
+ENTRY main {
+  x = f32[8,16] parameter(0)
+  w = f32[16,32] parameter(1)
+  b = f32[32] parameter(2)
+  dot = f32[8,32] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[8,32] broadcast(b), dimensions={1}
+  add = f32[8,32] add(dot, bb)
+  zero = f32[] constant(0)
+  zb = f32[8,32] broadcast(zero), dimensions={}
+  ROOT relu = f32[8,32] maximum(add, zb)
+}
+)";
+
+TEST(FusionPlannerTest, GemmAbsorbsBiasAndActivation) {
+  auto m = Parse(kGemmBiasRelu);
+  ASSERT_TRUE(m);
+  auto plan = PlanFusion(*m);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->kernels.size(), 1u) << plan->Summary();
+  const Kernel& k = plan->kernels[0];
+  EXPECT_EQ(k.family, KernelFamily::kContraction);
+  EXPECT_EQ(k.hero->name, "dot");
+  EXPECT_EQ(k.outputs.size(), 1u);
+  EXPECT_EQ(k.outputs[0]->name, "relu");
+  EXPECT_EQ(k.flops, 2 * 8 * 32 * 16 + 8 * 32 * 2);
+  // Inputs: x, w, b and the constant zero.
+  EXPECT_EQ(k.inputs.size(), 4u);
+}
+
+TEST(FusionPlannerTest, EpilogueFusionCanBeTurnedOff) {
+  auto m = Parse(kGemmBiasRelu);
+  FusionOptions options;
+  options.fuse_epilogues = false;
+  auto plan = PlanFusion(*m, options);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_GT(plan->kernels.size(), 1u);
+  EXPECT_NE(KernelContaining(*plan, "dot"), KernelContaining(*plan, "relu"));
+}
+
+constexpr const char* kSoftmax = R"(
+HloModule softmax
+max_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[4,64] parameter(0)
+  ninf = f32[] constant(-inf)
+  mx = f32[4] reduce(x, ninf), dimensions={1}, to_apply=max_f32
+  mxb = f32[4,64] broadcast(mx), dimensions={0}
+  sub = f32[4,64] subtract(x, mxb)
+  e = f32[4,64] exponential(sub)
+  zero = f32[] constant(0)
+  sum = f32[4] reduce(e, zero), dimensions={1}, to_apply=add_f32
+  sumb = f32[4,64] broadcast(sum), dimensions={0}
+  ROOT out = f32[4,64] divide(e, sumb)
+}
+)";
+
+TEST(FusionPlannerTest, SoftmaxIsOneReductionKernel) {
+  auto m = Parse(kSoftmax);
+  ASSERT_TRUE(m);
+  auto plan = PlanFusion(*m);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->kernels.size(), 1u) << plan->Summary();
+  EXPECT_EQ(plan->kernels[0].family, KernelFamily::kReduction);
+  EXPECT_EQ(plan->kernels[0].instructions.size(), 7u);  // constants are inputs
+}
+
+TEST(FusionPlannerTest, KernelPrintsAsParsableHlo) {
+  auto m = Parse(kSoftmax);
+  auto plan = PlanFusion(*m);
+  ASSERT_TRUE(plan.ok());
+  std::string text = plan->kernels[0].ToHloText();
+  auto reparsed = hlo::ParseModule(text, "kernel.hlo");
+  EXPECT_TRUE(reparsed.ok()) << reparsed.status().ToString() << "\n" << text;
+}
+
+TEST(FusionPlannerTest, StandaloneOpsStayAlone) {
+  auto m = Parse(R"(
+HloModule sortmod
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+ENTRY main {
+  x = f32[16] parameter(0)
+  y = f32[16] negate(x)
+  s = f32[16] sort(y), dimensions={0}, to_apply=lt
+  ROOT z = f32[16] exponential(s)
+}
+)");
+  ASSERT_TRUE(m);
+  auto plan = PlanFusion(*m);
+  ASSERT_TRUE(plan.ok());
+  const Kernel* sort_kernel = KernelContaining(*plan, "s");
+  ASSERT_NE(sort_kernel, nullptr);
+  EXPECT_EQ(sort_kernel->family, KernelFamily::kStandalone);
+  EXPECT_EQ(sort_kernel->instructions.size(), 1u);
+  EXPECT_NE(KernelContaining(*plan, "y"), sort_kernel);
+  EXPECT_NE(KernelContaining(*plan, "z"), sort_kernel);
+}
+
+TEST(FusionPlannerTest, DecisionsRoundTripAndCyclesAreRejected) {
+  auto m = Parse(kGemmBiasRelu);
+  auto plan = PlanFusion(*m);
+  ASSERT_TRUE(plan.ok());
+  auto again = PlanFromDecisions(*m, plan->decisions);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->kernels.size(), plan->kernels.size());
+
+  // dot in kernel 0, add in kernel 1, relu back in kernel 0: 0 -> 1 -> 0 is a cycle.
+  FusionDecisions bad;
+  bad.kernel_of = {{"dot", 0}, {"bb", 0}, {"add", 1}, {"zb", 0}, {"relu", 0}};
+  auto cyclic = PlanFromDecisions(*m, bad);
+  ASSERT_FALSE(cyclic.ok());
+  EXPECT_NE(cyclic.status().message().find("cycle"), std::string::npos);
+
+  FusionDecisions missing;
+  missing.kernel_of = {{"dot", 0}};
+  EXPECT_FALSE(PlanFromDecisions(*m, missing).ok());
+}
+
+}  // namespace
+}  // namespace mk::analysis

@@ -1,0 +1,79 @@
+#include "target/target.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+namespace mk::target {
+
+bool Target::Has(const std::string& feature) const {
+  return std::find(isa.begin(), isa.end(), feature) != isa.end();
+}
+
+namespace {
+
+std::string CpuInfoField(const std::string& key) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        std::string v = line.substr(colon + 1);
+        v.erase(0, v.find_first_not_of(" \t"));
+        return v;
+      }
+    }
+  }
+  return "";
+}
+
+int64_t CacheSize(int name, int64_t fallback) {
+  long v = sysconf(name);
+  return v > 0 ? v : fallback;
+}
+
+}  // namespace
+
+Target HostCpu() {
+  Target t;
+  t.name = "cpu";
+  t.kind = TargetKind::kCpu;
+  t.model = CpuInfoField("model name");
+  std::istringstream flags(CpuInfoField("flags"));
+  std::vector<std::string> all{std::istream_iterator<std::string>(flags), {}};
+  for (const char* f : {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq",
+                        "avx512_bf16", "avx512_fp16", "f16c"}) {
+    if (std::find(all.begin(), all.end(), f) != all.end()) t.isa.push_back(f);
+  }
+  t.cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  t.vector_bytes = t.Has("avx512f") ? 64 : t.Has("avx2") ? 32 : 16;
+  t.l1_bytes = CacheSize(_SC_LEVEL1_DCACHE_SIZE, t.l1_bytes);
+  t.l2_bytes = CacheSize(_SC_LEVEL2_CACHE_SIZE, t.l2_bytes);
+  t.l3_bytes = CacheSize(_SC_LEVEL3_CACHE_SIZE, t.l3_bytes);
+  // Nominal peaks until a machine probe measures them: 2 FMA pipes x lanes x 2 flops x clock.
+  double ghz = 0;
+  try {
+    ghz = std::stod(CpuInfoField("cpu MHz")) / 1000.0;
+  } catch (...) {
+    ghz = 2.0;
+  }
+  if (ghz <= 0) ghz = 2.0;
+  double lanes_f32 = t.vector_bytes / 4.0;
+  t.peak_flops_f32 = t.cores * ghz * 1e9 * 2 /*pipes*/ * lanes_f32 * 2 /*fma*/;
+  t.peak_flops_bf16 = t.Has("avx512_bf16") ? 2 * t.peak_flops_f32 : t.peak_flops_f32;
+  t.bandwidth_bytes_per_s = 20e9 * t.cores;
+  t.compile_flags = {"-O3", "-march=native"};
+  return t;
+}
+
+Result<Target> TargetByName(const std::string& name) {
+  if (name == "cpu") return HostCpu();
+  return InvalidArgument("unknown or not yet supported target '" + name +
+                         "' (supported: cpu)");
+}
+
+}  // namespace mk::target

@@ -1,0 +1,38 @@
+// What code is generated for and what it can achieve: the ISA, parallelism, caches and peak
+// rates the planner's roofline and the emitters' schedules are derived from.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "support/status.h"
+
+namespace mk::target {
+
+enum class TargetKind { kCpu, kTpu, kCuda };
+
+struct Target {
+  std::string name;  // "cpu", "tpu-v5e", "cuda-sm90"
+  TargetKind kind = TargetKind::kCpu;
+  std::string model;              // "AMD EPYC 9B45", "TPU v5e", "H200"
+  std::vector<std::string> isa;   // cpu: avx2, fma, avx512f, avx512bw, avx512vl, avx512_bf16
+  int cores = 1;                  // cpu cores / TPU TensorCores / GPU SMs
+  int vector_bytes = 32;          // widest SIMD register the code may use
+  int64_t l1_bytes = 32 << 10, l2_bytes = 1 << 20, l3_bytes = 32 << 20;
+  // Peak rates used by the roofline bound. `rates_measured` says whether they come from a
+  // machine probe (issue: profiler) or from a nominal model (clock x lanes x FMA units).
+  double peak_flops_f32 = 0, peak_flops_bf16 = 0, bandwidth_bytes_per_s = 0;
+  bool rates_measured = false;
+  std::vector<std::string> compile_flags;  // cpu: -march=native or an explicit -m list
+
+  bool Has(const std::string& feature) const;
+};
+
+// The machine this process runs on (reads /proc/cpuinfo and sysconf).
+Target HostCpu();
+
+// "cpu" (this machine). Other names are listed but not yet generated for.
+Result<Target> TargetByName(const std::string& name);
+
+}  // namespace mk::target
