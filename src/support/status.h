@@ -99,8 +99,11 @@ class [[nodiscard]] Result {
   } while (0)
 
 // `MK_ASSIGN_OR_RETURN(auto x, ComputeX());` — unwraps a Result or returns its error.
-#define MK_ASSIGN_OR_RETURN(lhs, expr) \
-  MK_ASSIGN_OR_RETURN_IMPL(MK_CONCAT(mk_result_, __LINE__), lhs, expr)
+// (__COUNTER__ is passed through an extra macro so it is expanded exactly once: __LINE__ is not
+// stable across a macro call that spans several lines.)
+#define MK_ASSIGN_OR_RETURN(lhs, expr) MK_ASSIGN_OR_RETURN_N(__COUNTER__, lhs, expr)
+#define MK_ASSIGN_OR_RETURN_N(n, lhs, expr) \
+  MK_ASSIGN_OR_RETURN_IMPL(MK_CONCAT(mk_result_, n), lhs, expr)
 #define MK_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                             \
   if (!tmp.ok()) return tmp.status();            \

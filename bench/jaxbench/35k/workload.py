@@ -1,0 +1,60 @@
+"""35k: GEMM + bias, x 0.5, clamp +-2, GELU (tanh form)."""
+import numpy as np
+import jax
+import jax.numpy as jnp
+
+ID = "35k"
+NAME = "gemm_scale_hardtanh_gelu"
+OPERATOR = "gemm"
+DESCRIPTION = ("out = GELU_tanh(clamp(0.5 * (x W + b), -2, 2)), tanh-approximation GELU, "
+               "float32.")
+TOLERANCE = {"atol": 1e-2, "rtol": 1e-2}
+SCALES = {
+    "ci": {"M": 64, "K": 256, "N": 512},
+    "bench": {"M": 512, "K": 2048, "N": 2048},
+    "full": {"M": 4096, "K": 8192, "N": 8192},
+}
+
+_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
+
+
+def _nbytes(specs):
+    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
+
+
+def inputs(scale):
+    s = SCALES[scale]
+    m, k, n = s["M"], s["K"], s["N"]
+    params = [
+        {"name": "x", "shape": (m, k), "dtype": "float32",
+         "init": {"kind": "normal", "mean": 0.0, "std": 1.0}},
+        {"name": "w", "shape": (k, n), "dtype": "float32",
+         "init": {"kind": "normal", "mean": 0.0, "std": 1.0 / float(np.sqrt(k))}},
+        {"name": "b", "shape": (n,), "dtype": "float32",
+         "init": {"kind": "normal", "mean": 0.0, "std": 0.1}},
+    ]
+    return params
+
+
+def function(scale):
+    del scale
+
+    def gemm_scale_hardtanh_gelu(x, w, b):
+        y = jnp.matmul(x, w) + b
+        y = jnp.clip(y * 0.5, -2.0, 2.0)
+        inner = 0.7978845608028654 * (y + 0.044715 * y * y * y)
+        return 0.5 * y * (1.0 + jnp.tanh(inner))
+
+    return gemm_scale_hardtanh_gelu
+
+
+def flops(scale):
+    s = SCALES[scale]
+    # GEMM plus ~11 elementwise/reduction ops per (M, N) element.
+    return 2 * s["M"] * s["K"] * s["N"] + 11 * s["M"] * s["N"]
+
+
+def bytes_moved(scale):
+    s = SCALES[scale]
+    out = ((s["M"], s["N"]), "float32")
+    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])

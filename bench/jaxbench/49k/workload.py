@@ -1,0 +1,66 @@
+"""49k: GEMM + bias, AvgPool1d(16) over features, GELU, x 2, max."""
+import numpy as np
+import jax
+import jax.numpy as jnp
+
+ID = "49k"
+NAME = "gemm_avgpool_gelu_scale_max"
+OPERATOR = "gemm"
+DESCRIPTION = ("out (M,) = max over windows of 2 * GELU(mean of each window of 16 consecutive "
+               "features of x W + b), exact erf GELU, float32.")
+TOLERANCE = {"atol": 1e-2, "rtol": 1e-2}
+SCALES = {
+    "ci": {"M": 64, "K": 256, "N": 512, "pool": 16},
+    "bench": {"M": 512, "K": 2048, "N": 2048, "pool": 16},
+    "full": {"M": 4096, "K": 8192, "N": 8192, "pool": 16},
+}
+
+_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
+
+
+def _nbytes(specs):
+    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
+
+
+def inputs(scale):
+    s = SCALES[scale]
+    m, k, n = s["M"], s["K"], s["N"]
+    params = [
+        {"name": "x", "shape": (m, k), "dtype": "float32",
+         "init": {"kind": "normal", "mean": 0.0, "std": 1.0}},
+        {"name": "w", "shape": (k, n), "dtype": "float32",
+         "init": {"kind": "normal", "mean": 0.0, "std": 1.0 / float(np.sqrt(k))}},
+        {"name": "b", "shape": (n,), "dtype": "float32",
+         "init": {"kind": "normal", "mean": 0.0, "std": 0.1}},
+    ]
+    return params
+
+
+def _gelu(v):
+    """Exact (erf) GELU, PyTorch's default."""
+    return 0.5 * v * (1.0 + jax.lax.erf(v * 0.7071067811865476))
+
+
+def function(scale):
+    s = SCALES[scale]
+    pool = s["pool"]
+
+    def gemm_avgpool_gelu_scale_max(x, w, b):
+        y = jnp.matmul(x, w) + b
+        rows, feats = y.shape
+        pooled = jnp.mean(y.reshape(rows, feats // pool, pool), axis=-1)
+        return jnp.max(_gelu(pooled) * 2.0, axis=1)
+
+    return gemm_avgpool_gelu_scale_max
+
+
+def flops(scale):
+    s = SCALES[scale]
+    # GEMM plus ~3 elementwise/reduction ops per (M, N) element.
+    return 2 * s["M"] * s["K"] * s["N"] + 3 * s["M"] * s["N"]
+
+
+def bytes_moved(scale):
+    s = SCALES[scale]
+    out = ((s["M"],), "float32")
+    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
