@@ -68,10 +68,13 @@ Result<std::string> CompilerDriver::CompilerIdentity() {
   return identity_;
 }
 
-Result<CompiledLibrary> CompilerDriver::Compile(const std::string& source) {
+Result<CompiledLibrary> CompilerDriver::Compile(const std::string& source,
+                                                const std::vector<std::string>& extra_flags) {
   MK_ASSIGN_OR_RETURN(std::string identity, CompilerIdentity());
+  std::vector<std::string> flags = options_.flags;
+  flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
   std::string key_text = identity + "\n";
-  for (const auto& f : options_.flags) key_text += f + "\n";
+  for (const auto& f : flags) key_text += f + "\n";
   key_text += source;
   CompiledLibrary lib;
   lib.key = Sha256Hex(key_text);
@@ -91,7 +94,7 @@ Result<CompiledLibrary> CompilerDriver::Compile(const std::string& source) {
   // Compile to a private name, then rename: two processes compiling the same key race safely.
   fs::path tmp_so = dir / (lib.key + ".so.tmp." + std::to_string(getpid()));
   std::vector<std::string> argv = {options_.compiler};
-  argv.insert(argv.end(), options_.flags.begin(), options_.flags.end());
+  argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {src.string(), "-o", tmp_so.string()});
   MK_ASSIGN_OR_RETURN(ProcessResult r, RunProcess(argv, options_.timeout_s));
   lib.compile_seconds = r.seconds;

@@ -31,7 +31,9 @@ class CompilerDriver {
 
   // Compiles `source` (a complete translation unit). On a compiler failure the error names the
   // compiler's first error line and the kept source file; the full log is beside the source.
-  Result<CompiledLibrary> Compile(const std::string& source);
+  // `extra_flags` are added after the driver's flags (e.g. -fopenmp from an Implementation).
+  Result<CompiledLibrary> Compile(const std::string& source,
+                                  const std::vector<std::string>& extra_flags = {});
 
   // "g++ (Debian 12.2.0-14) 12.2.0": the first line of `compiler --version`, part of the key.
   Result<std::string> CompilerIdentity();

@@ -1,0 +1,128 @@
+// Internal to the CPU emitter. The generated code for a kernel is a sequence of value lambdas,
+// one per HLO instruction: `v7(i0, i1)` returns instruction 7's element at index (i0, i1) in its
+// compute type. Cheap ops (elementwise, broadcast, transpose, slice ...) are lambdas over their
+// operands' lambdas, which the C++ compiler inlines into one fused loop; ops that must see whole
+// arrays (reduce, dot, convolution, sort, gather ...) are "materialized": a loop nest computes
+// them into a buffer, and their lambda loads from it. Kernel outputs are materialized into their
+// module buffer slots.
+#pragma once
+
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/fusion_plan.h"
+#include "space/schedule.h"
+#include "support/status.h"
+#include "target/target.h"
+
+namespace mk::codegen::cpu {
+
+// Where a value lives at module level: one slot per array leaf (a tuple value has several).
+struct ValueSlots {
+  std::vector<int> slots;
+};
+
+// State shared by all kernels of one generated translation unit.
+class ModuleContext {
+ public:
+  explicit ModuleContext(const target::Target& target) : target_(target) {}
+  const target::Target& target() const { return target_; }
+
+  // Stable short C++ identifier for an instruction ("7"), used in names like v7, p7.
+  std::string Id(const hlo::Instruction* inst);
+  // Name of a scalar function computing `comp` (emitted once into the prelude): every parameter
+  // and the result are scalars (a tuple result returns std::tuple).
+  Result<std::string> ScalarFunction(const hlo::Computation* comp);
+  // Name of a static array holding constant `inst`'s values (emitted once into the prelude).
+  Result<std::string> ConstantArray(const hlo::Instruction* inst);
+
+  std::ostringstream& prelude() { return prelude_; }
+  std::map<const hlo::Instruction*, ValueSlots>& slots() { return slots_; }
+  int NewSlot(int64_t bytes) {
+    slot_bytes_.push_back(bytes);
+    return static_cast<int>(slot_bytes_.size()) - 1;
+  }
+  const std::vector<int64_t>& slot_bytes() const { return slot_bytes_; }
+
+ private:
+  const target::Target& target_;
+  std::map<const hlo::Instruction*, std::string> ids_;
+  std::map<const hlo::Computation*, std::string> functions_;
+  std::map<const hlo::Instruction*, std::string> constants_;
+  std::ostringstream prelude_;
+  std::map<const hlo::Instruction*, ValueSlots> slots_;
+  std::vector<int64_t> slot_bytes_;  // module slots: parameters, outputs, then temporaries
+};
+
+// Emits the body of one function: a kernel (values read from module slots) or a scalar
+// computation (values from scalar parameters).
+class FunctionEmitter {
+ public:
+  FunctionEmitter(ModuleContext& module, const space::Schedule& schedule)
+      : module_(module), schedule_(schedule) {}
+
+  ModuleContext& module() { return module_; }
+  const space::Schedule& schedule() const { return schedule_; }
+  std::ostringstream& out() { return out_; }
+
+  // The lambda name of `inst`'s value (for a tuple value: of its leaf `leaf`).
+  std::string Fn(const hlo::Instruction* inst, int leaf = -1) const;
+  bool HasValue(const hlo::Instruction* inst) const { return fns_.count(inst) > 0; }
+  void SetFn(const hlo::Instruction* inst, std::string fn) { fns_[inst] = {std::move(fn)}; }
+  void SetTupleFns(const hlo::Instruction* inst, std::vector<std::string> fns) {
+    fns_[inst] = std::move(fns);
+  }
+  std::string NewName(const std::string& prefix) { return prefix + std::to_string(counter_++); }
+
+  // Defines a lambda named `name` returning element `shape.dtype()` of a value of `shape`
+  // computed by the statements in `body` (which may use i0..i{rank-1}).
+  Status DefineLambda(const std::string& name, const hlo::Shape& shape, const std::string& body);
+  // Defines the lambda of an array stored at typed pointer `ptr` (row-major, `shape`).
+  Status DefineLoadLambda(const std::string& name, const hlo::Shape& shape, const std::string& ptr);
+  // Emits a loop nest over `shape` storing `fn`'s values into typed pointer `ptr`.
+  Status EmitMaterializeLoop(const hlo::Shape& shape, const std::string& fn,
+                             const std::string& ptr);
+  // Declares scratch storage for an array of `shape`; returns the typed pointer's name.
+  Result<std::string> DeclareScratch(const hlo::Shape& shape, const std::string& prefix);
+
+  // Emits `inst`: defines its lambda (and computes it first when it must be materialized).
+  Status EmitInstruction(const hlo::Instruction* inst);
+
+  // Kernel outputs: the typed pointers (one per array leaf) their values must be stored to.
+  void SetOutputPtrs(const hlo::Instruction* inst, std::vector<std::string> ptrs) {
+    output_ptrs_[inst] = std::move(ptrs);
+  }
+  bool IsOutput(const hlo::Instruction* inst) const { return output_ptrs_.count(inst) > 0; }
+  // Where a materialized value's leaf goes: its output pointer, or fresh scratch.
+  Result<std::string> StorageFor(const hlo::Instruction* inst, int leaf, const hlo::Shape& shape);
+
+ private:
+  ModuleContext& module_;
+  const space::Schedule& schedule_;
+  std::ostringstream out_;
+  std::map<const hlo::Instruction*, std::vector<std::string>> fns_;
+  std::map<const hlo::Instruction*, std::vector<std::string>> output_ptrs_;
+  int counter_ = 0;
+};
+
+// "int64_t i0, int64_t i1" for rank 2; "" for rank 0.
+std::string IndexParams(int64_t rank);
+// "f(a, b)".
+std::string CallExpr(const std::string& fn, const std::vector<std::string>& args);
+// {"i0", "i1", ...}.
+std::vector<std::string> IndexVars(int64_t rank);
+// Row-major linear index of `idx` in `dims` as a C++ expression.
+std::string LinearIndexExpr(const std::vector<std::string>& idx, const std::vector<int64_t>& dims);
+// Error for an op the CPU emitter cannot lower, naming it and its source position.
+Status CannotLower(const hlo::Instruction& inst, const std::string& why);
+
+// elemental.cc: the lambda body for a cheap (inlinable) op, or an error if `inst` is not one.
+bool IsElemental(const hlo::Instruction& inst);
+Result<std::string> ElementalBody(FunctionEmitter& f, const hlo::Instruction& inst);
+
+// materialize.cc: computes a whole-array op into storage and defines its lambda.
+Status EmitMaterialized(FunctionEmitter& f, const hlo::Instruction& inst);
+
+}  // namespace mk::codegen::cpu

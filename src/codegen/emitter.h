@@ -1,0 +1,57 @@
+// The code generator interface every target implements (codegen/cpu, and later codegen/pallas
+// and codegen/cuda): from a fusion plan and a candidate schedule to source files, build flags and
+// the buffer ABI of the entry point. Emitters never guess: an op they cannot lower is an error
+// naming the op and its source position.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/fusion_plan.h"
+#include "space/schedule.h"
+#include "target/target.h"
+
+namespace mk::codegen {
+
+struct SourceFile {
+  std::string name;  // "module.cc", "kernel.py", "module.cu"
+  std::string text;
+};
+
+// One slot of the entry point's `void** buffers`, in order: entry parameters, then outputs (the
+// root, or each element of a tuple root), dense row-major in the shapes' element types.
+struct BufferSlot {
+  enum class Role { kParameter, kOutput } role = Role::kParameter;
+  int index = 0;     // parameter number, or output number
+  hlo::Shape shape;  // array shape
+  int64_t bytes = 0;
+};
+
+struct Implementation {
+  std::string target;  // "cpu"
+  std::vector<SourceFile> sources;
+  std::vector<std::string> flags;  // compiler flags the sources need (beyond the driver's)
+  std::vector<BufferSlot> buffers;
+  std::string hash;  // sha256 over sources and flags: the implementation's identity
+  std::string entry_symbol = "mk_kernel";
+};
+
+class Emitter {
+ public:
+  virtual ~Emitter() = default;
+  virtual std::string target_name() const = 0;
+  // The declared parameters of `kernel` on `target`, with analytical initial values.
+  virtual space::KernelSpace SpaceFor(const analysis::Kernel& kernel,
+                                      const target::Target& target) const = 0;
+  virtual Result<Implementation> Emit(const analysis::FusionPlan& plan,
+                                      const space::Candidate& candidate,
+                                      const target::Target& target) const = 0;
+};
+
+Result<std::unique_ptr<Emitter>> EmitterFor(const target::Target& target);
+
+// The buffer ABI of a module's entry computation (parameters, then outputs).
+Result<std::vector<BufferSlot>> EntryBuffers(const hlo::Module& module);
+
+}  // namespace mk::codegen
