@@ -1,0 +1,137 @@
+"""python3 -m maxkernel_jax COMMAND ...; bad input: one line on stderr and exit code 2."""
+
+import argparse
+import json
+import os
+import sys
+
+from .errors import BridgeError
+
+EXIT_BAD_INPUT = 2
+
+
+def _quiet_jax():
+    # XLA:CPU only; silence the "no GPU/TPU found" notice.
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+def _parser():
+    ap = argparse.ArgumentParser(prog="python3 -m maxkernel_jax",
+                                 description="maxkernel's JAX bridge (docs/TASKS.md)")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    e = sub.add_parser("export", help="a workload or reference function -> task directory")
+    e.add_argument("--workload", required=True, help="workload.py or a reference .py file")
+    e.add_argument("--function", default=None, help="JAX function in a reference file")
+    e.add_argument("--scale", default="ci")
+    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--force", action="store_true", help="replace an existing task directory")
+    e.add_argument("-o", "--out", required=True)
+
+    for name, help_text in (("expected", "XLA:CPU outputs for the task's inputs (out0.npy ...)"),
+                            ("inputs", "the task's generated inputs (in0.npy ...)")):
+        c = sub.add_parser(name, help=help_text)
+        c.add_argument("task")
+        c.add_argument("--seed", type=int, default=None, help="default: the task's seed")
+        c.add_argument("-o", "--out", required=True)
+
+    t = sub.add_parser("time", help="XLA:CPU timing of a task (JSON on stdout)")
+    t.add_argument("task")
+    t.add_argument("--min-runs", type=int, default=10)
+    t.add_argument("--min-time", type=float, default=1.0, help="seconds")
+    t.add_argument("--warmup", type=int, default=2)
+    t.add_argument("--max-time", type=float, default=300.0, help="seconds")
+    t.add_argument("--record", action="store_true", help="also write it into task.yaml")
+
+    i = sub.add_parser("suite-index", help="write bench/jaxbench/suite.json")
+    i.add_argument("--root", default="bench/jaxbench")
+    i.add_argument("-o", "--out", default=None, help="default: ROOT/suite.json; '-' for stdout")
+    i.add_argument("--check", action="store_true", help="exit 1 if the file is out of date")
+
+    s = sub.add_parser("export-suite", help="export every workload at a scale")
+    s.add_argument("--root", default="bench/jaxbench")
+    s.add_argument("--scale", default="ci")
+    s.add_argument("--only", default="", help="comma-separated ids")
+    s.add_argument("-o", "--out", default=None, help="default: ROOT (tasks go to OUT/<id>/<scale>)")
+    return ap
+
+
+def _run(args) -> int:
+    if args.command == "export":
+        from .export import export
+
+        task = export(args.workload, args.function, args.scale, args.out, force=args.force,
+                      seed=args.seed)
+        print(f"exported {task['id']} ({task['scale']}) -> {args.out}", file=sys.stderr)
+        return 0
+    if args.command in ("expected", "inputs", "time"):
+        from .taskfile import load_task
+        from .xla import save_expected, save_inputs, time_task
+
+        task = load_task(args.task)
+        if args.command == "inputs":
+            for p in save_inputs(task, args.seed, args.out):
+                print(p)
+            return 0
+        if args.command == "expected":
+            for p in save_expected(task, args.seed, args.out):
+                print(p)
+            return 0
+        result = time_task(task, args.min_runs, args.min_time, args.warmup, args.max_time)
+        if args.record:
+            from .taskfile import write_task_yaml
+
+            task["baseline"] = {k: result[k] for k in ("engine", "median_s", "p10_s", "p90_s",
+                                                       "runs", "cpu", "jax_version", "date")}
+            write_task_yaml(args.task, task)
+        print(json.dumps(result))
+        return 0
+    if args.command == "suite-index":
+        from .suite import index_text
+
+        text = index_text(args.root)
+        out = args.out or os.path.join(args.root, "suite.json")
+        if args.check:
+            try:
+                with open(out, encoding="utf-8") as f:
+                    current = f.read()
+            except OSError:
+                current = None
+            if current != text:
+                print(f"{out} is out of date: run python3 -m maxkernel_jax suite-index",
+                      file=sys.stderr)
+                return 1
+            return 0
+        if out == "-":
+            sys.stdout.write(text)
+        else:
+            tmp = f"{out}.tmp-{os.getpid()}"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(tmp, out)
+        return 0
+    if args.command == "export-suite":
+        from .suite import export_suite
+
+        only = [x for x in args.only.split(",") if x] or None
+        failures = export_suite(args.root, args.scale, only, args.out,
+                                log=lambda m: print(m, file=sys.stderr))
+        if failures:
+            print(f"{len(failures)} workload(s) failed to export: "
+                  + ", ".join(w for w, _ in failures), file=sys.stderr)
+            return EXIT_BAD_INPUT
+        return 0
+    raise BridgeError(f"unknown command {args.command}")
+
+
+def main(argv=None) -> int:
+    _quiet_jax()
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except BridgeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,138 @@
+"""A task's inputs as arrays, XLA:CPU's outputs for them, and XLA:CPU timing (the baseline)."""
+
+import datetime
+import os
+import platform
+import time
+
+import numpy as np
+
+from .errors import BridgeError
+from .generator import FLOAT_DTYPES, NUMPY_DTYPES, generate
+from .sources import source_of_task
+
+
+def task_inputs(task: dict, seed: int) -> list[np.ndarray]:
+    """The task's inputs at `seed`, exactly as src/task/inputs.cc makes them."""
+    arrays = []
+    for p_index, p in enumerate(task["parameters"]):
+        init = p["init"]
+        if init["kind"] == "data":
+            path = os.path.join(task["dir"], init["file"])
+            try:
+                a = np.load(path, allow_pickle=False)
+            except (OSError, ValueError) as e:
+                raise BridgeError(f"{path}: cannot read data input '{p['name']}': {e}") from None
+            if tuple(a.shape) != tuple(p["shape"]):
+                raise BridgeError(f"{path}: shape {a.shape} but parameter '{p['name']}' is {p['shape']}")
+            arrays.append(a.astype(NUMPY_DTYPES[p["dtype"]]))
+        else:
+            try:
+                arrays.append(generate(p["shape"], p["dtype"], init, task["seed"] if seed is None
+                                       else seed, p_index))
+            except ValueError as e:
+                raise BridgeError(f"parameter '{p['name']}': {e}") from None
+    return arrays
+
+
+def save_inputs(task: dict, seed: int, out_dir: str) -> list[str]:
+    """in0.npy, in1.npy, ...: floats as float32 (bf16/f16 widen exactly), ints/bools as is."""
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    for i, a in enumerate(task_inputs(task, seed)):
+        if a.dtype.name in ("bfloat16", "float16"):
+            a = a.astype(np.float32)
+        path = os.path.join(out_dir, f"in{i}.npy")
+        np.save(path, a, allow_pickle=False)
+        paths.append(path)
+    return paths
+
+
+def _flat_outputs(result) -> list:
+    import jax
+
+    return jax.tree_util.tree_leaves(result)
+
+
+def xla_outputs(task: dict, seed: int) -> list[np.ndarray]:
+    """XLA:CPU's outputs of the task's JAX function on the task's inputs at `seed`."""
+    import jax
+
+    src = source_of_task(task)
+    args = task_inputs(task, seed)
+    try:
+        outs = _flat_outputs(jax.jit(src.fn)(*args))
+    except Exception as e:  # noqa: BLE001
+        raise BridgeError(f"XLA:CPU failed to run the task: {type(e).__name__}: {e}") from None
+    return [np.asarray(o) for o in outs]
+
+
+def save_expected(task: dict, seed: int, out_dir: str) -> list[str]:
+    """out0.npy, ...: float outputs as float32, like `maxkernel eval` writes them."""
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    for i, o in enumerate(xla_outputs(task, seed)):
+        if o.dtype.name in ("bfloat16", "float16", "float64"):
+            o = o.astype(np.float32)
+        path = os.path.join(out_dir, f"out{i}.npy")
+        np.save(path, o, allow_pickle=False)
+        paths.append(path)
+    return paths
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def time_task(task: dict, min_runs: int = 10, min_time_s: float = 1.0, warmup: int = 2,
+              max_time_s: float = 300.0) -> dict:
+    """XLA:CPU timing of the task's JAX function: warm-up, then runs until both `min_runs` and
+    `min_time_s` are reached (or `max_time_s` passes); median and 10th/90th percentiles."""
+    import jax
+
+    src = source_of_task(task)
+    args = [jax.device_put(a) for a in task_inputs(task, task["seed"])]
+    fn = jax.jit(src.fn)
+    try:
+        for _ in range(max(1, warmup)):
+            jax.block_until_ready(fn(*args))
+    except Exception as e:  # noqa: BLE001
+        raise BridgeError(f"XLA:CPU failed to run the task: {type(e).__name__}: {e}") from None
+    samples = []
+    start = time.perf_counter()
+    while True:
+        t0 = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        samples.append(time.perf_counter() - t0)
+        elapsed = time.perf_counter() - start
+        if (len(samples) >= min_runs and elapsed >= min_time_s) or elapsed >= max_time_s:
+            break
+    s = np.asarray(samples)
+    flops = int(task.get("flops", 0))
+    median = float(np.median(s))
+    return {
+        "id": task.get("id"),
+        "scale": task.get("scale"),
+        "engine": "xla-cpu",
+        "median_s": median,
+        "p10_s": float(np.percentile(s, 10)),
+        "p90_s": float(np.percentile(s, 90)),
+        "min_s": float(s.min()),
+        "runs": int(s.size),
+        "gflops": (flops / median / 1e9) if flops and median > 0 else None,
+        "cpu": cpu_model(),
+        "threads": os.cpu_count(),
+        "jax_version": jax.__version__,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+__all__ = ["task_inputs", "save_inputs", "xla_outputs", "save_expected", "time_task",
+           "FLOAT_DTYPES"]
