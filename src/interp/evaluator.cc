@@ -3,6 +3,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "interp/elided_constants.h"
 #include "interp/ops.h"
 
 namespace mk::interp {
@@ -20,31 +21,8 @@ Status OpError(const Instruction& inst, const std::string& msg) {
 
 namespace {
 
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-// Deterministic values for a constant elided as `{...}`: uniform in [-1, 1) for floats, small
-// non-negative integers for integer types (safe as indices), seeded by the instruction's name.
-Literal FillElidedConstant(const Instruction& inst) {
-  Literal lit(inst.shape);
-  uint64_t seed = 1469598103934665603ull;
-  for (char c : inst.name) seed = (seed ^ static_cast<uint8_t>(c)) * 1099511628211ull;
-  for (int64_t i = 0; i < lit.num_elements(); ++i) {
-    uint64_t bits = SplitMix64(seed + static_cast<uint64_t>(i));
-    if (hlo::IsFloat(lit.dtype())) {
-      lit.SetDouble(i, static_cast<double>(bits >> 11) * 0x1.0p-52 - 1.0);
-    } else if (lit.dtype() == DType::kPred) {
-      lit.SetInt64(i, static_cast<int64_t>(bits & 1));
-    } else {
-      lit.SetInt64(i, static_cast<int64_t>(bits % 4));
-    }
-  }
-  return lit;
-}
+// Deterministic values for a constant elided as `{...}` (the rule is shared with codegen).
+Literal FillElidedConstant(const Instruction& inst) { return ElidedConstantValue(inst); }
 
 Result<Literal> EvalConstant(const Instruction& inst, EvalContext& ctx) {
   if (inst.literal.has_value()) return *inst.literal;
@@ -88,6 +66,40 @@ Result<bool> ScalarPredicate(const Literal& lit) {
   return lit.GetInt64(0) != 0;
 }
 
+// The verifier normally guarantees operand counts; the evaluator re-checks what it indexes.
+Status NeedOperands(const Instruction& inst, const Operands& ops, size_t n) {
+  if (ops.size() < n) {
+    return OpError(inst, "expects " + std::to_string(n) + " operand(s), has " +
+                             std::to_string(ops.size()));
+  }
+  return Status::Ok();
+}
+
+Result<Literal> EvalConditional(const Instruction& inst, const Operands& ops, EvalContext& ctx) {
+  MK_RETURN_IF_ERROR(NeedOperands(inst, ops, 1));
+  const Literal& selector = *ops[0];
+  if (selector.shape().is_tuple() || selector.num_elements() != 1 ||
+      !(selector.dtype() == DType::kPred || hlo::IsInteger(selector.dtype()))) {
+    return OpError(inst, "branch selector must be a pred[] or integer scalar, got " +
+                             selector.shape().ToString(false));
+  }
+  const int64_t n = static_cast<int64_t>(inst.called.size());
+  if (n == 0 || ops.size() != inst.called.size() + 1 ||
+      (selector.dtype() == DType::kPred && n != 2)) {
+    return OpError(inst, "branch operands do not match branch computations");
+  }
+  size_t branch;
+  if (selector.dtype() == DType::kPred) {
+    // true_computation first, false_computation second.
+    branch = selector.GetInt64(0) ? 0 : 1;
+  } else {
+    const int64_t index = selector.GetInt64(0);
+    // Out-of-range indices run the last branch (XLA's rule).
+    branch = static_cast<size_t>(index < 0 || index >= n ? n - 1 : index);
+  }
+  return ctx.Call(*inst.called[branch], {*ops[branch + 1]});
+}
+
 Result<Literal> EvalInstruction(const Instruction& inst, const Operands& ops, EvalContext& ctx) {
   switch (inst.opcode) {
     case Opcode::kParameter:
@@ -100,6 +112,7 @@ Result<Literal> EvalInstruction(const Instruction& inst, const Operands& ops, Ev
       return Literal::Tuple(std::move(elements));
     }
     case Opcode::kGetTupleElement: {
+      MK_RETURN_IF_ERROR(NeedOperands(inst, ops, 1));
       const auto& elements = ops[0]->elements();
       if (inst.tuple_index < 0 || inst.tuple_index >= static_cast<int64_t>(elements.size())) {
         return OpError(inst, "index " + std::to_string(inst.tuple_index) + " out of range");
@@ -108,14 +121,17 @@ Result<Literal> EvalInstruction(const Instruction& inst, const Operands& ops, Ev
     }
     case Opcode::kOptimizationBarrier:
     case Opcode::kCopy:
+      MK_RETURN_IF_ERROR(NeedOperands(inst, ops, 1));
       return *ops[0];
     case Opcode::kCall: {
       std::vector<Literal> args;
       for (const Literal* op : ops) args.push_back(*op);
-      return ctx.Call(*inst.called.at(0), args);
+      if (inst.called.empty()) return OpError(inst, "has no called computation");
+      return ctx.Call(*inst.called[0], args);
     }
     case Opcode::kWhile: {
       if (inst.called.size() != 2) return OpError(inst, "needs condition and body");
+      MK_RETURN_IF_ERROR(NeedOperands(inst, ops, 1));
       Literal state = *ops[0];
       while (true) {
         MK_ASSIGN_OR_RETURN(Literal cond, ctx.Call(*inst.called[0], {state}));
@@ -125,23 +141,8 @@ Result<Literal> EvalInstruction(const Instruction& inst, const Operands& ops, Ev
       }
       return state;
     }
-    case Opcode::kConditional: {
-      size_t branch;
-      const Literal& selector = *ops[0];
-      if (selector.dtype() == DType::kPred) {
-        // true_computation first, false_computation second.
-        branch = selector.GetInt64(0) ? 0 : 1;
-      } else {
-        int64_t index = selector.GetInt64(0);
-        int64_t n = static_cast<int64_t>(inst.called.size());
-        // Out-of-range indices run the last branch (XLA's rule).
-        branch = static_cast<size_t>(index < 0 || index >= n ? n - 1 : index);
-      }
-      if (branch >= inst.called.size() || ops.size() != inst.called.size() + 1) {
-        return OpError(inst, "branch operands do not match branch computations");
-      }
-      return ctx.Call(*inst.called[branch], {*ops[branch + 1]});
-    }
+    case Opcode::kConditional:
+      return EvalConditional(inst, ops, ctx);
     case Opcode::kCustomCall:
       return Status(ErrorCode::kUnimplemented,
                     "custom-call %" + inst.name + ": target \"" + inst.custom_call_target +
@@ -159,6 +160,8 @@ Result<Literal> EvalInstruction(const Instruction& inst, const Operands& ops, Ev
       return EvalIndexing(inst, ops, ctx);
     case Opcode::kSort:
       return EvalSort(inst, ops, ctx);
+    case Opcode::kTopK:
+      return EvalTopK(inst, ops);
     case Opcode::kRng:
     case Opcode::kRngBitGenerator:
       return EvalRng(inst, ops, ctx);
@@ -211,6 +214,8 @@ Result<Literal> EvaluateComputation(const Computation& computation,
     if (inst.opcode == Opcode::kParameter) {
       size_t n = static_cast<size_t>(inst.parameter_number);
       if (n >= args.size()) return OpError(inst, "parameter number out of range");
+      // An f8/complex/4-bit parameter is reported here, before any op sees its bytes.
+      MK_RETURN_IF_ERROR(CheckEvaluable(inst, inst.shape));
       if (!args[n].shape().SameAs(inst.shape)) {
         return OpError(inst, "argument has shape " + args[n].shape().ToString(false) +
                                  ", parameter expects " + inst.shape.ToString(false));
