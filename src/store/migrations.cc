@@ -1,0 +1,204 @@
+#include "store/migrations.h"
+
+#include <cstdio>
+
+namespace mk::store {
+
+namespace {
+
+// Why the shape of the schema (docs/STORE.md has the full description):
+// - AUTOINCREMENT ids never reuse a number, so "newest first" is ORDER BY id DESC and an id
+//   printed in a log always names the same row.
+// - measurements carry a caller-chosen key (run_id, candidate_id, seq) that is UNIQUE: a resumed
+//   run re-submits what it is not sure was stored and the database drops the duplicates.
+// - (candidate_id, run_id) foreign keys make it impossible to file a measurement, or a run's best
+//   candidate, under a candidate of another run.
+// - enumerations (statuses, modes, diagnosis classes) are validated in C++, not by CHECK, so
+//   adding a value later needs no table rebuild (SQLite cannot ALTER a CHECK).
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE tasks (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  directory TEXT NOT NULL,
+  module_sha256 TEXT NOT NULL,
+  yaml TEXT NOT NULL,
+  yaml_sha256 TEXT NOT NULL,
+  created_at REAL NOT NULL,
+  UNIQUE (directory, module_sha256, yaml_sha256)
+);
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  task_id INTEGER NOT NULL REFERENCES tasks(id),
+  mode TEXT NOT NULL,
+  target TEXT NOT NULL,
+  config_json TEXT NOT NULL,
+  status TEXT NOT NULL,
+  best_candidate_id INTEGER,
+  started_at REAL NOT NULL,
+  finished_at REAL,
+  FOREIGN KEY (best_candidate_id, id) REFERENCES candidates(id, run_id)
+);
+CREATE TABLE candidates (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  seq INTEGER NOT NULL CHECK (seq >= 0),
+  schedule_json TEXT NOT NULL,
+  implementation_sha256 TEXT NOT NULL,
+  status TEXT NOT NULL,
+  created_at REAL NOT NULL,
+  UNIQUE (run_id, seq),
+  UNIQUE (id, run_id)
+);
+CREATE TABLE builds (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  candidate_id INTEGER NOT NULL REFERENCES candidates(id),
+  status TEXT NOT NULL,
+  compile_seconds REAL NOT NULL CHECK (compile_seconds >= 0),
+  artifacts_json TEXT NOT NULL,
+  diagnosis TEXT NOT NULL,
+  created_at REAL NOT NULL
+);
+CREATE TABLE measurements (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id INTEGER NOT NULL,
+  candidate_id INTEGER NOT NULL,
+  seq INTEGER NOT NULL CHECK (seq >= 0),
+  median_s REAL NOT NULL CHECK (median_s >= 0),
+  p10_s REAL NOT NULL CHECK (p10_s >= 0 AND p10_s <= median_s),
+  p90_s REAL NOT NULL CHECK (p90_s >= median_s),
+  iterations INTEGER NOT NULL CHECK (iterations >= 1),
+  environment_json TEXT NOT NULL,
+  created_at REAL NOT NULL,
+  UNIQUE (run_id, candidate_id, seq),
+  FOREIGN KEY (candidate_id, run_id) REFERENCES candidates(id, run_id)
+);
+CREATE TABLE diagnoses (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  candidate_id INTEGER NOT NULL REFERENCES candidates(id),
+  build_id INTEGER REFERENCES builds(id),
+  class TEXT NOT NULL,
+  message TEXT NOT NULL,
+  artifact_sha256 TEXT NOT NULL,
+  created_at REAL NOT NULL
+);
+CREATE TABLE events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id INTEGER REFERENCES runs(id),
+  ts REAL NOT NULL,
+  kind TEXT NOT NULL,
+  payload_json TEXT NOT NULL
+);
+)sql";
+
+// The listings' access paths (runs by status for resume; children by parent).
+constexpr const char* kIndexesV2 = R"sql(
+CREATE INDEX runs_by_status ON runs(status, id);
+CREATE INDEX builds_by_candidate ON builds(candidate_id, id);
+CREATE INDEX diagnoses_by_candidate ON diagnoses(candidate_id, id);
+CREATE INDEX events_by_run ON events(run_id, id);
+)sql";
+
+constexpr Migration kMigrations[] = {
+    {1, "tasks, runs, candidates, builds, measurements, diagnoses, events", kSchemaV1},
+    {2, "indexes for listings and resume", kIndexesV2},
+};
+
+Result<int64_t> SingleInt(SqliteDb& db, const std::string& sql) {
+  MK_ASSIGN_OR_RETURN(auto cursor, db.Query(sql));
+  MK_ASSIGN_OR_RETURN(bool row, cursor->Step());
+  if (!row) return Internal("no row from `" + sql + "`");
+  return cursor->Int(0);
+}
+
+Status CheckMigrationList(std::span<const Migration> migrations) {
+  for (size_t i = 0; i < migrations.size(); ++i) {
+    if (migrations[i].version != static_cast<int>(i) + 1) {
+      return Internal("migration list is not numbered 1, 2, 3, ...: entry " + std::to_string(i) +
+                      " has version " + std::to_string(migrations[i].version));
+    }
+  }
+  return Status::Ok();
+}
+
+Status NewerThanBinary(const SqliteDb& db, int found, int known) {
+  return InvalidArgument("database " + db.path() + " has schema version " + std::to_string(found) +
+                         ", newer than this maxkernel understands (" + std::to_string(known) +
+                         "); it was written by a newer maxkernel: use that version or a newer one");
+}
+
+}  // namespace
+
+std::span<const Migration> BuiltinMigrations() {
+  return kMigrations;
+}
+int LatestSchemaVersion() {
+  return static_cast<int>(std::size(kMigrations));
+}
+
+Result<int> ReadSchemaVersion(SqliteDb& db) {
+  MK_ASSIGN_OR_RETURN(int64_t app_id, SingleInt(db, "PRAGMA application_id"));
+  if (app_id != 0 && app_id != kStoreApplicationId) {
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "0x%08llx", static_cast<unsigned long long>(app_id));
+    return InvalidArgument("database " + db.path() +
+                           " belongs to another application (application_id " + hex + ")");
+  }
+  MK_ASSIGN_OR_RETURN(int64_t has_version_table,
+                      SingleInt(db,
+                                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                                "name = 'schema_version'"));
+  if (has_version_table == 0) {
+    MK_ASSIGN_OR_RETURN(int64_t tables,
+                        SingleInt(db,
+                                  "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE "
+                                  "'sqlite_%'"));
+    if (tables != 0) {
+      return InvalidArgument("database " + db.path() +
+                             " has tables but no schema_version: not a maxkernel store");
+    }
+    return 0;
+  }
+  MK_ASSIGN_OR_RETURN(int64_t version,
+                      SingleInt(db, "SELECT COALESCE(MAX(version), 0) FROM schema_version"));
+  return static_cast<int>(version);
+}
+
+Result<MigrationOutcome> Migrate(SqliteDb& db, std::span<const Migration> migrations) {
+  MK_RETURN_IF_ERROR(CheckMigrationList(migrations));
+  const int latest = static_cast<int>(migrations.size());
+  MigrationOutcome outcome;
+  MK_ASSIGN_OR_RETURN(outcome.from_version, ReadSchemaVersion(db));
+  if (outcome.from_version > latest) return NewerThanBinary(db, outcome.from_version, latest);
+  outcome.to_version = outcome.from_version;
+  for (const Migration& migration : migrations) {
+    if (migration.version <= outcome.to_version) continue;
+    Status status = db.WriteTransaction([&]() -> Status {
+      // Another process may have migrated since the read above; under the write lock the
+      // version read now is the truth.
+      MK_ASSIGN_OR_RETURN(int current, ReadSchemaVersion(db));
+      if (current > latest) return NewerThanBinary(db, current, latest);
+      if (current >= migration.version) return Status::Ok();
+      if (current == 0) {
+        MK_RETURN_IF_ERROR(
+            db.Exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
+                    "name TEXT NOT NULL, applied_at TEXT NOT NULL DEFAULT "
+                    "(strftime('%Y-%m-%dT%H:%M:%fZ', 'now')));"
+                    "PRAGMA application_id = " +
+                    std::to_string(kStoreApplicationId)));
+      }
+      MK_RETURN_IF_ERROR(db.Exec(migration.sql));
+      MK_ASSIGN_OR_RETURN(auto insert,
+                          db.Query("INSERT INTO schema_version (version, name) VALUES (?, ?)"));
+      insert->Bind(1, static_cast<int64_t>(migration.version)).Bind(2, migration.name);
+      return insert->Run();
+    });
+    if (!status.ok()) {
+      return status.WithContext("database " + db.path() + ": migration " +
+                                std::to_string(migration.version) + " (" + migration.name +
+                                ") failed and was rolled back");
+    }
+    outcome.to_version = migration.version;
+  }
+  return outcome;
+}
+
+}  // namespace mk::store
