@@ -1,7 +1,16 @@
 """10p: Mixtral-8x7B sparse MoE layer with real top-2 routing (bfloat16, router in float32)."""
+import os
+import sys
+
 import numpy as np
 import jax
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common.activations import softmax  # noqa: E402
+from jaxbench_common.specs import io_bytes, normal  # noqa: E402
 
 ID = "10p"
 NAME = "mixtral_8x7b_top2_moe"
@@ -19,27 +28,17 @@ SCALES = {
     "full": {"B": 2, "S": 4096, "E": 4096, "M": 14336, "experts": 8, "top_k": 2},
 }
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
-
-def _normal(name, shape, std):
-    return {"name": name, "shape": shape, "dtype": "bfloat16",
-            "init": {"kind": "normal", "mean": 0.0, "std": std}}
-
 
 def inputs(scale):
     s = SCALES[scale]
     x, e, m = s["experts"], s["E"], s["M"]
+    inv_sqrt_e, inv_sqrt_m = 1.0 / float(np.sqrt(e)), 1.0 / float(np.sqrt(m))
     return [
-        _normal("x", (s["B"], s["S"], e), 1.0),
-        _normal("w_router", (e, x), 1.0 / float(np.sqrt(e))),
-        _normal("w_gate", (x, e, m), 1.0 / float(np.sqrt(e))),
-        _normal("w_up", (x, e, m), 1.0 / float(np.sqrt(e))),
-        _normal("w_down", (x, m, e), 1.0 / float(np.sqrt(m))),
+        normal("x", (s["B"], s["S"], e), "bfloat16"),
+        normal("w_router", (e, x), "bfloat16", std=inv_sqrt_e),
+        normal("w_gate", (x, e, m), "bfloat16", std=inv_sqrt_e),
+        normal("w_up", (x, e, m), "bfloat16", std=inv_sqrt_e),
+        normal("w_down", (x, m, e), "bfloat16", std=inv_sqrt_m),
     ]
 
 
@@ -60,8 +59,7 @@ def function(scale):
         batch, seq, emb = x.shape
         tokens = x.reshape(batch * seq, emb)
         logits = jnp.matmul(tokens, w_router, preferred_element_type=jnp.float32)
-        probs = jnp.exp(logits - jnp.max(logits, axis=-1, keepdims=True))
-        probs = probs / jnp.sum(probs, axis=-1, keepdims=True)
+        probs = softmax(logits)
         first, idx = _argmax_lowest(probs, n_exp)
         pick1 = idx == first[:, None]
         second, _ = _argmax_lowest(jnp.where(pick1, -1.0, probs), n_exp)
@@ -90,5 +88,4 @@ def flops(scale):
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["B"], s["S"], s["E"]), "bfloat16")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["B"], s["S"], s["E"]), "bfloat16")

@@ -1,7 +1,14 @@
 """12p: Llama-3.1-70B RMSNorm, bfloat16 in and out, statistics in float32."""
-import numpy as np
+import os
+import sys
+
 import jax
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common.specs import io_bytes, normal  # noqa: E402
 
 ID = "12p"
 NAME = "llama3_70b_rmsnorm"
@@ -17,21 +24,11 @@ SCALES = {
 }
 EPS = 1e-5
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
 
 def inputs(scale):
     s = SCALES[scale]
-    return [
-        {"name": "x", "shape": (s["B"], s["S"], s["D"]), "dtype": "bfloat16",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0}},
-        {"name": "scale", "shape": (s["D"],), "dtype": "bfloat16",
-         "init": {"kind": "normal", "mean": 1.0, "std": 0.1}},
-    ]
+    return [normal("x", (s["B"], s["S"], s["D"]), "bfloat16"),
+            normal("scale", (s["D"],), "bfloat16", mean=1.0, std=0.1)]
 
 
 def function(scale):
@@ -53,5 +50,4 @@ def flops(scale):
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["B"], s["S"], s["D"]), "bfloat16")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["B"], s["S"], s["D"]), "bfloat16")

@@ -1,7 +1,15 @@
 """13p: Llama-3.1-8B LM-head cross-entropy: GEMM to vocabulary logits, log-softmax, mean NLL."""
-import numpy as np
+import os
+import sys
+
 import jax
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common.activations import logsumexp  # noqa: E402
+from jaxbench_common.specs import io_bytes, normal, randint, weight  # noqa: E402
 
 ID = "13p"
 NAME = "llama3_8b_cross_entropy"
@@ -16,22 +24,13 @@ SCALES = {
     "full": {"T": 8192, "H": 4096, "V": 128256},
 }
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
 
 def inputs(scale):
     s = SCALES[scale]
     return [
-        {"name": "hidden", "shape": (s["T"], s["H"]), "dtype": "bfloat16",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0}},
-        {"name": "w_lm_head", "shape": (s["H"], s["V"]), "dtype": "bfloat16",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0 / float(np.sqrt(s["H"]))}},
-        {"name": "labels", "shape": (s["T"],), "dtype": "int32",
-         "init": {"kind": "randint", "low": 0, "high": s["V"]}},
+        normal("hidden", (s["T"], s["H"]), "bfloat16"),
+        weight("w_lm_head", s["H"], s["V"], "bfloat16"),
+        randint("labels", (s["T"],), 0, s["V"]),
     ]
 
 
@@ -40,8 +39,7 @@ def function(scale):
 
     def cross_entropy(hidden, w_lm_head, labels):
         logits = jnp.matmul(hidden, w_lm_head, preferred_element_type=jnp.float32)
-        row_max = jnp.max(logits, axis=-1, keepdims=True)
-        lse = jnp.log(jnp.sum(jnp.exp(logits - row_max), axis=-1)) + row_max[:, 0]
+        lse = logsumexp(logits, keepdims=False)
         vocab = jax.lax.broadcasted_iota(jnp.int32, logits.shape, 1)
         label_logit = jnp.sum(jnp.where(vocab == labels[:, None], logits, 0.0), axis=-1)
         return jnp.mean(lse - label_logit)
@@ -57,4 +55,4 @@ def flops(scale):
 
 
 def bytes_moved(scale):
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [((), "float32")])
+    return io_bytes(inputs(scale), ())

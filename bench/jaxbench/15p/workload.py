@@ -1,7 +1,16 @@
 """15p: RetNet-6.7B multi-scale retention, parallel form (bf16 in/out, f32 inside)."""
+import os
+import sys
+
 import numpy as np
 import jax
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common import attention  # noqa: E402
+from jaxbench_common.specs import io_bytes  # noqa: E402
 
 ID = "15p"
 NAME = "retnet_6_7b_retention"
@@ -17,18 +26,10 @@ SCALES = {
     "full": {"B": 4, "S": 4096, "H": 16, "D": 256},
 }
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
 
 def inputs(scale):
     s = SCALES[scale]
-    shape = (s["B"], s["S"], s["H"], s["D"])
-    unit = {"kind": "normal", "mean": 0.0, "std": 1.0}
-    return [{"name": n, "shape": shape, "dtype": "bfloat16", "init": unit} for n in ("q", "k", "v")]
+    return attention.qkv_inputs(s["B"], s["S"], s["H"], s["H"], s["D"])
 
 
 def function(scale):
@@ -55,13 +56,12 @@ def function(scale):
 
 def flops(scale):
     s = SCALES[scale]
-    scores = s["B"] * s["H"] * s["S"] * s["S"]
     # QK^T and (scores)V over the full masked matrix, ~5 ops per score (scale, decay product, row
     # sum, abs/max, divide); the decay mask itself is per (H, S, S) and shared over the batch.
-    return 2 * scores * s["D"] * 2 + 5 * scores + 4 * s["H"] * s["S"] * s["S"]
+    scores = s["B"] * s["H"] * s["S"] * s["S"]
+    return attention.flops(scores, s["D"], softmax_ops=5) + 4 * s["H"] * s["S"] * s["S"]
 
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["B"], s["S"], s["H"], s["D"]), "bfloat16")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["B"], s["S"], s["H"], s["D"]), "bfloat16")

@@ -1,7 +1,15 @@
 """16p: Mamba-2-2.7B state-space duality (SSD) block in its quadratic (attention-like) form."""
-import numpy as np
+import os
+import sys
+
 import jax
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common.activations import softplus  # noqa: E402
+from jaxbench_common.specs import io_bytes, normal, uniform  # noqa: E402
 
 ID = "16p"
 NAME = "mamba2_2_7b_ssd"
@@ -19,26 +27,17 @@ SCALES = {
 }
 NORM_EPS = 1e-5
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
 
 def inputs(scale):
     s = SCALES[scale]
     b, t, h = s["B"], s["S"], s["H"]
-    unit = {"kind": "normal", "mean": 0.0, "std": 1.0}
     return [
-        {"name": "x", "shape": (b, t, h, s["D"]), "dtype": "bfloat16", "init": unit},
+        normal("x", (b, t, h, s["D"]), "bfloat16"),
         # softplus(N(-4, 1)) ~ 0.002..0.13: step sizes in Mamba-2's usual range.
-        {"name": "dt_raw", "shape": (b, t, h), "dtype": "bfloat16",
-         "init": {"kind": "normal", "mean": -4.0, "std": 1.0}},
-        {"name": "A_log", "shape": (h,), "dtype": "float32",
-         "init": {"kind": "uniform", "low": 0.0, "high": 2.0}},
-        {"name": "B", "shape": (b, t, h, s["N"]), "dtype": "bfloat16", "init": unit},
-        {"name": "C", "shape": (b, t, h, s["N"]), "dtype": "bfloat16", "init": unit},
+        normal("dt_raw", (b, t, h), "bfloat16", mean=-4.0),
+        uniform("A_log", (h,), 0.0, 2.0),
+        normal("B", (b, t, h, s["N"]), "bfloat16"),
+        normal("C", (b, t, h, s["N"]), "bfloat16"),
     ]
 
 
@@ -47,8 +46,7 @@ def function(scale):
 
     def ssd(x, dt_raw, a_log, b_mat, c_mat):
         seq = x.shape[1]
-        raw = dt_raw.astype(jnp.float32)
-        dt = jnp.maximum(raw, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(raw)))         # softplus
+        dt = softplus(dt_raw.astype(jnp.float32))
         log_decay = jnp.cumsum(dt * -jnp.exp(a_log)[None, None, :], axis=1)    # (B, S, H)
         cs = jnp.transpose(log_decay, (0, 2, 1))                              # (B, H, S)
         i = jax.lax.broadcasted_iota(jnp.int32, (seq, seq), 0)
@@ -76,5 +74,4 @@ def flops(scale):
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["B"], s["S"], s["H"], s["D"]), "bfloat16")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["B"], s["S"], s["H"], s["D"]), "bfloat16")

@@ -1,7 +1,15 @@
 """17p: AlphaFold2 triangle multiplicative update, outgoing edges."""
-import numpy as np
+import os
+import sys
+
 import jax
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common.norms import normalize  # noqa: E402
+from jaxbench_common.specs import io_bytes, normal, weight  # noqa: E402
 
 ID = "17p"
 NAME = "alphafold2_triangle_mult_outgoing"
@@ -18,47 +26,28 @@ SCALES = {
 }
 LN_EPS = 1e-5
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
-
-def _weight(name, rows, cols):
-    return {"name": name, "shape": (rows, cols), "dtype": "bfloat16",
-            "init": {"kind": "normal", "mean": 0.0, "std": 1.0 / float(np.sqrt(rows))}}
-
-
-def _vector(name, size, mean, std):
-    return {"name": name, "shape": (size,), "dtype": "bfloat16",
-            "init": {"kind": "normal", "mean": mean, "std": std}}
-
 
 def inputs(scale):
     s = SCALES[scale]
     n, c, ch = s["N"], s["C"], s["Ch"]
+    bf16 = "bfloat16"
     return [
-        {"name": "z", "shape": (n, n, c), "dtype": "bfloat16",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0}},
-        _vector("ln_in_scale", c, 1.0, 0.1),
-        _vector("ln_in_bias", c, 0.0, 0.1),
-        _weight("w_a_proj", c, ch),
-        _weight("w_a_gate", c, ch),
-        _weight("w_b_proj", c, ch),
-        _weight("w_b_gate", c, ch),
-        _vector("ln_out_scale", ch, 1.0, 0.1),
-        _vector("ln_out_bias", ch, 0.0, 0.1),
-        _weight("w_out", ch, c),
-        _weight("w_gate", c, c),
+        normal("z", (n, n, c), bf16),
+        normal("ln_in_scale", (c,), bf16, mean=1.0, std=0.1),
+        normal("ln_in_bias", (c,), bf16, std=0.1),
+        weight("w_a_proj", c, ch, bf16),
+        weight("w_a_gate", c, ch, bf16),
+        weight("w_b_proj", c, ch, bf16),
+        weight("w_b_gate", c, ch, bf16),
+        normal("ln_out_scale", (ch,), bf16, mean=1.0, std=0.1),
+        normal("ln_out_bias", (ch,), bf16, std=0.1),
+        weight("w_out", ch, c, bf16),
+        weight("w_gate", c, c, bf16),
     ]
 
 
 def _layernorm(x, scale, bias):
-    xf = x.astype(jnp.float32)
-    mean = jnp.mean(xf, axis=-1, keepdims=True)
-    var = jnp.mean(jnp.square(xf - mean), axis=-1, keepdims=True)
-    y = (xf - mean) * jax.lax.rsqrt(var + LN_EPS)
+    y = normalize(x.astype(jnp.float32), axis=-1, eps=LN_EPS)
     return (y * scale.astype(jnp.float32) + bias.astype(jnp.float32)).astype(jnp.bfloat16)
 
 
@@ -93,5 +82,4 @@ def flops(scale):
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["N"], s["N"], s["C"]), "bfloat16")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["N"], s["N"], s["C"]), "bfloat16")

@@ -1,7 +1,14 @@
 """18k: Conv2D + bias, ReLU, + bias."""
-import numpy as np
-import jax
+import os
+import sys
+
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common import conv  # noqa: E402
+from jaxbench_common.specs import bias, io_bytes  # noqa: E402
 
 ID = "18k"
 NAME = "conv2d_relu_biasadd"
@@ -15,67 +22,26 @@ SCALES = {
     "full": {"N": 128, "Cin": 64, "H": 128, "W": 128, "Cout": 128, "k": 3},
 }
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-_DIMS = ("NCHW", "OIHW", "NCHW")
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
-
-def _spatial(s):
-    return (s["H"], s["W"])
-
-
-def _out_spatial(s):
-    return tuple(d - s["k"] + 1 for d in _spatial(s))
-
-
-def _vector(name, size, init):
-    return {"name": name, "shape": (size,), "dtype": "float32", "init": init}
-
 
 def inputs(scale):
     s = SCALES[scale]
-    n, cin, cout, k = s["N"], s["Cin"], s["Cout"], s["k"]
-    params = [
-        {"name": "x", "shape": (n, cin) + _spatial(s), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0}},
-        {"name": "w", "shape": (cout, cin) + (k,) * len(_spatial(s)), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0,
-                  "std": 1.0 / float(np.sqrt(cin * k ** len(_spatial(s))))}},
-        _vector("b", cout, {"kind": "normal", "mean": 0.0, "std": 0.1}),
-    ]
-    params.append(_vector("bias2", cout, {"kind": "normal", "mean": 0.0, "std": 0.1}))
-    return params
-
-
-def _conv(x, w, b):
-    """Stride-1 'valid' convolution in PyTorch's channels-first layout, plus the conv bias."""
-    spatial = x.ndim - 2
-    y = jax.lax.conv_general_dilated(x, w, (1,) * spatial, "VALID", dimension_numbers=_DIMS)
-    return y + b.reshape((1, -1) + (1,) * spatial)
+    return conv.inputs(s, bias("bias2", s["Cout"]))
 
 
 def function(scale):
     del scale
 
     def conv2d_relu_biasadd(x, w, b, bias2):
-        y = _conv(x, w, b)
+        y = conv.valid_conv(x, w, b)
         return jnp.maximum(y, 0.0) + bias2[None, :, None, None]
 
     return conv2d_relu_biasadd
 
 
 def flops(scale):
-    s = SCALES[scale]
-    out_points = s["N"] * s["Cout"] * int(np.prod(_out_spatial(s)))
-    # Each output point is a Cin * k^d multiply-add window; plus ~3 epilogue ops per output point.
-    window = s["Cin"] * s["k"] ** len(_spatial(s))
-    return 2 * out_points * window + 3 * out_points
+    return conv.flops(SCALES[scale], epilogue_ops=3)
 
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["N"], s["Cout"]) + _out_spatial(s), "float32")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["N"], s["Cout"]) + conv.out_spatial(s))

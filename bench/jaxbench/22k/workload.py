@@ -1,7 +1,13 @@
 """22k: Conv2D + bias, InstanceNorm, divide by 2."""
-import numpy as np
-import jax
-import jax.numpy as jnp
+import os
+import sys
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common import conv  # noqa: E402
+from jaxbench_common.norms import normalize  # noqa: E402
+from jaxbench_common.specs import io_bytes  # noqa: E402
 
 ID = "22k"
 NAME = "conv2d_instancenorm_divide"
@@ -16,68 +22,25 @@ SCALES = {
     "full": {"N": 128, "Cin": 64, "H": 128, "W": 128, "Cout": 128, "k": 3},
 }
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-_DIMS = ("NCHW", "OIHW", "NCHW")
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
-
-def _spatial(s):
-    return (s["H"], s["W"])
-
-
-def _out_spatial(s):
-    return tuple(d - s["k"] + 1 for d in _spatial(s))
-
-
-def _vector(name, size, init):
-    return {"name": name, "shape": (size,), "dtype": "float32", "init": init}
-
 
 def inputs(scale):
-    s = SCALES[scale]
-    n, cin, cout, k = s["N"], s["Cin"], s["Cout"], s["k"]
-    params = [
-        {"name": "x", "shape": (n, cin) + _spatial(s), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0}},
-        {"name": "w", "shape": (cout, cin) + (k,) * len(_spatial(s)), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0,
-                  "std": 1.0 / float(np.sqrt(cin * k ** len(_spatial(s))))}},
-        _vector("b", cout, {"kind": "normal", "mean": 0.0, "std": 0.1}),
-    ]
-    return params
-
-
-def _conv(x, w, b):
-    """Stride-1 'valid' convolution in PyTorch's channels-first layout, plus the conv bias."""
-    spatial = x.ndim - 2
-    y = jax.lax.conv_general_dilated(x, w, (1,) * spatial, "VALID", dimension_numbers=_DIMS)
-    return y + b.reshape((1, -1) + (1,) * spatial)
+    return conv.inputs(SCALES[scale])
 
 
 def function(scale):
     del scale
 
     def conv2d_instancenorm_divide(x, w, b):
-        y = _conv(x, w, b)
-        mean = jnp.mean(y, axis=(2, 3), keepdims=True)
-        var = jnp.mean(jnp.square(y - mean), axis=(2, 3), keepdims=True)
-        return (y - mean) * jax.lax.rsqrt(var + 1e-5) / 2.0
+        y = conv.valid_conv(x, w, b)
+        return normalize(y, axis=(2, 3)) / 2.0  # InstanceNorm: per (sample, channel) over H x W
 
     return conv2d_instancenorm_divide
 
 
 def flops(scale):
-    s = SCALES[scale]
-    out_points = s["N"] * s["Cout"] * int(np.prod(_out_spatial(s)))
-    # Each output point is a Cin * k^d multiply-add window; plus ~7 epilogue ops per output point.
-    window = s["Cin"] * s["k"] ** len(_spatial(s))
-    return 2 * out_points * window + 7 * out_points
+    return conv.flops(SCALES[scale], epilogue_ops=7)
 
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["N"], s["Cout"]) + _out_spatial(s), "float32")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["N"], s["Cout"]) + conv.out_spatial(s))

@@ -1,7 +1,15 @@
 """23k: GEMM + bias, then sum, max, mean, logsumexp, logsumexp over features."""
-import numpy as np
-import jax
+import os
+import sys
+
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common import gemm_epilogue as gemm  # noqa: E402
+from jaxbench_common.activations import logsumexp  # noqa: E402
+from jaxbench_common.specs import io_bytes  # noqa: E402
 
 ID = "23k"
 NAME = "gemm_sum_max_mean_logsumexp2"
@@ -15,31 +23,9 @@ SCALES = {
     "full": {"M": 4096, "K": 8192, "N": 8192},
 }
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
 
 def inputs(scale):
-    s = SCALES[scale]
-    m, k, n = s["M"], s["K"], s["N"]
-    params = [
-        {"name": "x", "shape": (m, k), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0}},
-        {"name": "w", "shape": (k, n), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0 / float(np.sqrt(k))}},
-        {"name": "b", "shape": (n,), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 0.1}},
-    ]
-    return params
-
-
-def _logsumexp(v, keepdims=True):
-    top = jnp.max(v, axis=-1, keepdims=True)
-    out = jnp.log(jnp.sum(jnp.exp(v - top), axis=-1, keepdims=True)) + top
-    return out if keepdims else out[..., 0]
+    return gemm.inputs(SCALES[scale])
 
 
 def function(scale):
@@ -50,18 +36,15 @@ def function(scale):
         y = jnp.sum(y, axis=1, keepdims=True)
         y = jnp.max(y, axis=1, keepdims=True)
         y = jnp.mean(y, axis=1, keepdims=True)
-        return _logsumexp(_logsumexp(y))
+        return logsumexp(logsumexp(y))
 
     return gemm_sum_max_mean_logsumexp2
 
 
 def flops(scale):
-    s = SCALES[scale]
-    # GEMM plus ~2 elementwise/reduction ops per (M, N) element.
-    return 2 * s["M"] * s["K"] * s["N"] + 2 * s["M"] * s["N"]
+    return gemm.flops(SCALES[scale], epilogue_ops=2)
 
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["M"], 1), "float32")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["M"], 1))

@@ -1,7 +1,15 @@
 """26k: GEMM + bias, per-row instance norm, + y, * y."""
-import numpy as np
-import jax
+import os
+import sys
+
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common import gemm_epilogue as gemm  # noqa: E402
+from jaxbench_common.norms import normalize  # noqa: E402
+from jaxbench_common.specs import io_bytes, normal  # noqa: E402
 
 ID = "26k"
 NAME = "gemm_instancenorm_add_multiply"
@@ -18,27 +26,10 @@ SCALES = {
     "full": {"M": 4096, "K": 8192, "N": 8192},
 }
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
 
 def inputs(scale):
     s = SCALES[scale]
-    m, k, n = s["M"], s["K"], s["N"]
-    params = [
-        {"name": "x", "shape": (m, k), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0}},
-        {"name": "w", "shape": (k, n), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0 / float(np.sqrt(k))}},
-        {"name": "b", "shape": (n,), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 0.1}},
-    ]
-    params.append({"name": "y", "shape": (m, n), "dtype": "float32",
-                   "init": {"kind": "normal", "mean": 0.0, "std": 1.0}})
-    return params
+    return gemm.inputs(s, normal("y", (s["M"], s["N"])))
 
 
 def function(scale):
@@ -46,21 +37,16 @@ def function(scale):
 
     def gemm_instancenorm_add_multiply(x, w, b, y_in):
         y = jnp.matmul(x, w) + b
-        mean = jnp.mean(y, axis=1, keepdims=True)
-        var = jnp.mean(jnp.square(y - mean), axis=1, keepdims=True)
-        y = (y - mean) * jax.lax.rsqrt(var + 1e-5)
+        y = normalize(y, axis=1)  # over the N features of each row, no affine
         return (y + y_in) * y_in
 
     return gemm_instancenorm_add_multiply
 
 
 def flops(scale):
-    s = SCALES[scale]
-    # GEMM plus ~8 elementwise/reduction ops per (M, N) element.
-    return 2 * s["M"] * s["K"] * s["N"] + 8 * s["M"] * s["N"]
+    return gemm.flops(SCALES[scale], epilogue_ops=8)
 
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["M"], s["N"]), "float32")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["M"], s["N"]))

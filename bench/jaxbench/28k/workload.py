@@ -1,7 +1,17 @@
 """28k: ConvTranspose3D (stride 2), LayerNorm over W, GELU, x 1.0."""
+import os
+import sys
+
 import numpy as np
 import jax
-import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common import conv  # noqa: E402
+from jaxbench_common.activations import gelu  # noqa: E402
+from jaxbench_common.norms import normalize  # noqa: E402
+from jaxbench_common.specs import affine, io_bytes  # noqa: E402
 
 ID = "28k"
 NAME = "convtranspose3d_layernorm_gelu_scale"
@@ -19,57 +29,27 @@ SCALES = {
 STRIDE = 2
 PADDING = 1
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-_DIMS = ("NCDHW", "OIDHW", "NCDHW")
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
-
-def _spatial(s):
-    return (s["D"], s["H"], s["W"])
-
 
 def _out_spatial(s):
     """Transposed conv: (d - 1) * stride - 2 * padding + k per axis."""
-    return tuple((d - 1) * STRIDE - 2 * PADDING + s["k"] for d in _spatial(s))
-
-
-def _vector(name, size, init):
-    return {"name": name, "shape": (size,), "dtype": "float32", "init": init}
+    return tuple((d - 1) * STRIDE - 2 * PADDING + s["k"] for d in conv.spatial(s))
 
 
 def inputs(scale):
     s = SCALES[scale]
-    n, cin, cout, k = s["N"], s["Cin"], s["Cout"], s["k"]
-    params = [
-        {"name": "x", "shape": (n, cin) + _spatial(s), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0}},
-        {"name": "w", "shape": (cout, cin) + (k,) * len(_spatial(s)), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0,
-                  "std": 1.0 / float(np.sqrt(cin * (k // STRIDE) ** 3))}},
-        _vector("b", cout, {"kind": "normal", "mean": 0.0, "std": 0.1}),
-    ]
-    w_out = _out_spatial(s)[-1]
-    params.append(_vector("ln_gamma", w_out, {"kind": "uniform", "low": 0.5, "high": 1.5}))
-    params.append(_vector("ln_beta", w_out, {"kind": "normal", "mean": 0.0, "std": 0.1}))
-    return params
+    # Each output point of the stride-2 transposed conv sums (k / stride)^3 taps per channel.
+    return conv.inputs(s, *affine("ln", _out_spatial(s)[-1]),
+                       fan_in=s["Cin"] * (s["k"] // STRIDE) ** 3)
 
 
-def _gelu(v):
-    """Exact (erf) GELU, PyTorch's default."""
-    return 0.5 * v * (1.0 + jax.lax.erf(v * 0.7071067811865476))
-
-
-def _conv(x, w, b):
+def _conv_transpose(x, w, b):
     """Transposed 3D conv as a stride-1 conv over the input dilated by STRIDE (zeros between
     samples) and padded by k - 1 - PADDING; w (Cout, Cin, k, k, k) is the kernel of that
     equivalent forward conv (random weights, so no flip is needed). Plus the conv bias."""
     k = w.shape[-1]
     pad = [(k - 1 - PADDING, k - 1 - PADDING)] * 3
     y = jax.lax.conv_general_dilated(x, w, (1, 1, 1), pad, lhs_dilation=(STRIDE,) * 3,
-                                     dimension_numbers=_DIMS)
+                                     dimension_numbers=conv.DIMS[3])
     return y + b.reshape(1, -1, 1, 1, 1)
 
 
@@ -77,11 +57,9 @@ def function(scale):
     del scale
 
     def convtranspose3d_layernorm_gelu_scale(x, w, b, ln_gamma, ln_beta):
-        y = _conv(x, w, b)
-        mean = jnp.mean(y, axis=-1, keepdims=True)
-        var = jnp.mean(jnp.square(y - mean), axis=-1, keepdims=True)
-        y = (y - mean) * jax.lax.rsqrt(var + 1e-5) * ln_gamma + ln_beta
-        return _gelu(y) * 1.0
+        y = _conv_transpose(x, w, b)
+        y = normalize(y, axis=-1) * ln_gamma + ln_beta  # LayerNorm over W
+        return gelu(y) * 1.0
 
     return convtranspose3d_layernorm_gelu_scale
 
@@ -91,11 +69,10 @@ def flops(scale):
     out_points = s["N"] * s["Cout"] * int(np.prod(_out_spatial(s)))
     # The arithmetic of a transposed conv: every input point times a Cout x k^3 window
     # (the zeros that lhs dilation inserts are not counted), plus ~15 epilogue ops.
-    in_points = s["N"] * s["Cin"] * int(np.prod(_spatial(s)))
+    in_points = s["N"] * s["Cin"] * int(np.prod(conv.spatial(s)))
     return 2 * in_points * s["Cout"] * s["k"] ** 3 + 15 * out_points
 
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["N"], s["Cout"]) + _out_spatial(s), "float32")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["N"], s["Cout"]) + _out_spatial(s))

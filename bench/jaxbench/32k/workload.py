@@ -1,7 +1,15 @@
 """32k: two GEMMs with a sigmoid between them, logsumexp over the output features."""
-import numpy as np
+import os
+import sys
+
 import jax
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common.activations import logsumexp  # noqa: E402
+from jaxbench_common.specs import bias, io_bytes, normal, weight  # noqa: E402
 
 ID = "32k"
 NAME = "gemm_sigmoid_gemm_logsumexp"
@@ -15,28 +23,17 @@ SCALES = {
     "full": {"M": 16384, "K": 2048, "N1": 4096, "N2": 1024},
 }
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
-
-def _f32(name, shape, std, mean=0.0):
-    return {"name": name, "shape": shape, "dtype": "float32",
-            "init": {"kind": "normal", "mean": mean, "std": std}}
-
 
 def inputs(scale):
     s = SCALES[scale]
     m, k, n1, n2 = s["M"], s["K"], s["N1"], s["N2"]
     return [
-        _f32("x", (m, k), 1.0),
-        _f32("w1", (k, n1), 1.0 / float(np.sqrt(k))),
-        _f32("b1", (n1,), 0.1),
+        normal("x", (m, k)),
+        weight("w1", k, n1),
+        bias("b1", n1),
         # sigmoid outputs are in (0, 1) with mean ~0.5: keep the second GEMM's sums O(1).
-        _f32("w2", (n1, n2), 1.0 / float(np.sqrt(n1))),
-        _f32("b2", (n2,), 0.1),
+        weight("w2", n1, n2),
+        bias("b2", n2),
     ]
 
 
@@ -46,8 +43,7 @@ def function(scale):
     def gemm_sigmoid_gemm_logsumexp(x, w1, b1, w2, b2):
         hidden = jax.nn.sigmoid(jnp.matmul(x, w1) + b1)
         y = jnp.matmul(hidden, w2) + b2
-        top = jnp.max(y, axis=1, keepdims=True)
-        return jnp.log(jnp.sum(jnp.exp(y - top), axis=1)) + top[:, 0]
+        return logsumexp(y, keepdims=False)
 
     return gemm_sigmoid_gemm_logsumexp
 
@@ -61,4 +57,4 @@ def flops(scale):
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [((s["M"],), "float32")])
+    return io_bytes(inputs(scale), (s["M"],))

@@ -1,7 +1,17 @@
 """3p: DeepSeek-V3 multi-head latent attention (MLA) block, bf16 with f32 statistics."""
+import os
+import sys
+
 import numpy as np
 import jax
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common.activations import softmax  # noqa: E402
+from jaxbench_common.attention import MASKED, causal_mask  # noqa: E402
+from jaxbench_common.specs import io_bytes, normal, weight  # noqa: E402
 
 ID = "3p"
 NAME = "deepseek_v3_mla_attention"
@@ -23,37 +33,20 @@ SCALES = {
 ROPE_THETA = 1e4
 NORM_EPS = 1e-6
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-_MASKED = -1e30  # finite stand-in for -inf so no row can become NaN
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
-
-def _weight(name, rows, cols):
-    return {"name": name, "shape": (rows, cols), "dtype": "bfloat16",
-            "init": {"kind": "normal", "mean": 0.0, "std": 1.0 / float(np.sqrt(rows))}}
-
-
-def _norm_scale(name, size):
-    return {"name": name, "shape": (size,), "dtype": "bfloat16",
-            "init": {"kind": "normal", "mean": 1.0, "std": 0.1}}
-
 
 def inputs(scale):
     s = SCALES[scale]
     h, qk, e = s["H"], s["nope"] + s["rope"], s["E"]
+    bf16 = "bfloat16"
     return [
-        {"name": "x", "shape": (s["B"], s["S"], e), "dtype": "bfloat16",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0}},
-        _weight("w_dq", e, s["q_lora"]),
-        _norm_scale("q_norm", s["q_lora"]),
-        _weight("w_uq", s["q_lora"], h * qk),
-        _weight("w_dkv", e, s["kv_lora"] + s["rope"]),
-        _norm_scale("kv_norm", s["kv_lora"]),
-        _weight("w_ukv", s["kv_lora"], h * (s["nope"] + s["v"])),
-        _weight("w_o", h * s["v"], e),
+        normal("x", (s["B"], s["S"], e), bf16),
+        weight("w_dq", e, s["q_lora"], bf16),
+        normal("q_norm", (s["q_lora"],), bf16, mean=1.0, std=0.1),
+        weight("w_uq", s["q_lora"], h * qk, bf16),
+        weight("w_dkv", e, s["kv_lora"] + s["rope"], bf16),
+        normal("kv_norm", (s["kv_lora"],), bf16, mean=1.0, std=0.1),
+        weight("w_ukv", s["kv_lora"], h * (s["nope"] + s["v"]), bf16),
+        weight("w_o", h * s["v"], e, bf16),
     ]
 
 
@@ -99,11 +92,7 @@ def function(scale):
         v = kv[..., nope:]
         scores = jnp.einsum("bqhd,bkhd->bhqk", q, k, preferred_element_type=jnp.float32)
         scores = scores * inv_sqrt_d
-        q_pos = jax.lax.broadcasted_iota(jnp.int32, (seq, seq), 0)
-        k_pos = jax.lax.broadcasted_iota(jnp.int32, (seq, seq), 1)
-        scores = jnp.where(k_pos <= q_pos, scores, _MASKED)
-        weights = jnp.exp(scores - jnp.max(scores, axis=-1, keepdims=True))
-        probs = weights / jnp.sum(weights, axis=-1, keepdims=True)
+        probs = softmax(jnp.where(causal_mask(seq), scores, MASKED))
         attn = jnp.einsum("bhqk,bkhd->bqhd", probs.astype(x.dtype), v,
                           preferred_element_type=jnp.float32).astype(x.dtype)
         return _matmul(attn.reshape(batch, seq, h * vdim), w_o)
@@ -124,5 +113,4 @@ def flops(scale):
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["B"], s["S"], s["E"]), "bfloat16")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["B"], s["S"], s["E"]), "bfloat16")

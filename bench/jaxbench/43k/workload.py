@@ -1,7 +1,16 @@
 """43k: GEMM + bias, BatchNorm (inference), x scale, softmax."""
-import numpy as np
-import jax
+import os
+import sys
+
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common import gemm_epilogue as gemm  # noqa: E402
+from jaxbench_common.activations import softmax  # noqa: E402
+from jaxbench_common.norms import batch_norm_inference  # noqa: E402
+from jaxbench_common.specs import affine, io_bytes, normal, running_stats  # noqa: E402
 
 ID = "43k"
 NAME = "gemm_batchnorm_scale_softmax"
@@ -16,40 +25,11 @@ SCALES = {
     "full": {"M": 4096, "K": 8192, "N": 8192},
 }
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
 
 def inputs(scale):
     s = SCALES[scale]
-    m, k, n = s["M"], s["K"], s["N"]
-    params = [
-        {"name": "x", "shape": (m, k), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0}},
-        {"name": "w", "shape": (k, n), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0 / float(np.sqrt(k))}},
-        {"name": "b", "shape": (n,), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 0.1}},
-    ]
-    params.append({"name": "bn_mean", "shape": (n,), "dtype": "float32",
-                   "init": {"kind": "normal", "mean": 0.0, "std": 0.1}})
-    params.append({"name": "bn_var", "shape": (n,), "dtype": "float32",
-                   "init": {"kind": "uniform", "low": 0.5, "high": 1.5}})
-    params.append({"name": "bn_gamma", "shape": (n,), "dtype": "float32",
-                   "init": {"kind": "uniform", "low": 0.5, "high": 1.5}})
-    params.append({"name": "bn_beta", "shape": (n,), "dtype": "float32",
-                   "init": {"kind": "normal", "mean": 0.0, "std": 0.1}})
-    params.append({"name": "logit_scale", "shape": (1,), "dtype": "float32",
-                   "init": {"kind": "normal", "mean": 1.0, "std": 0.1}})
-    return params
-
-
-def _softmax(v):
-    e = jnp.exp(v - jnp.max(v, axis=-1, keepdims=True))
-    return e / jnp.sum(e, axis=-1, keepdims=True)
+    return gemm.inputs(s, *running_stats("bn", s["N"]), *affine("bn", s["N"]),
+                       normal("logit_scale", (1,), mean=1.0, std=0.1))
 
 
 def function(scale):
@@ -57,19 +37,16 @@ def function(scale):
 
     def gemm_batchnorm_scale_softmax(x, w, b, bn_mean, bn_var, bn_gamma, bn_beta, logit_scale):
         y = jnp.matmul(x, w) + b
-        y = (y - bn_mean) * jax.lax.rsqrt(bn_var + 1e-5) * bn_gamma + bn_beta
-        return _softmax(y * logit_scale)
+        y = batch_norm_inference(y, bn_mean, bn_var, bn_gamma, bn_beta)
+        return softmax(y * logit_scale)
 
     return gemm_batchnorm_scale_softmax
 
 
 def flops(scale):
-    s = SCALES[scale]
-    # GEMM plus ~10 elementwise/reduction ops per (M, N) element.
-    return 2 * s["M"] * s["K"] * s["N"] + 10 * s["M"] * s["N"]
+    return gemm.flops(SCALES[scale], epilogue_ops=10)
 
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["M"], s["N"]), "float32")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["M"], s["N"]))

@@ -1,7 +1,16 @@
 """45k: GEMM + bias, GroupNorm, swish, x weight, swish."""
-import numpy as np
-import jax
+import os
+import sys
+
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common import gemm_epilogue as gemm  # noqa: E402
+from jaxbench_common.activations import swish  # noqa: E402
+from jaxbench_common.norms import feature_group_norm  # noqa: E402
+from jaxbench_common.specs import affine, io_bytes, normal  # noqa: E402
 
 ID = "45k"
 NAME = "gemm_groupnorm_swish_multiply_swish"
@@ -15,65 +24,26 @@ SCALES = {
     "full": {"M": 4096, "K": 8192, "N": 8192, "groups": 256},
 }
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
 
 def inputs(scale):
     s = SCALES[scale]
-    m, k, n = s["M"], s["K"], s["N"]
-    params = [
-        {"name": "x", "shape": (m, k), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0}},
-        {"name": "w", "shape": (k, n), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0 / float(np.sqrt(k))}},
-        {"name": "b", "shape": (n,), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 0.1}},
-    ]
-    params.append({"name": "gn_gamma", "shape": (n,), "dtype": "float32",
-                   "init": {"kind": "uniform", "low": 0.5, "high": 1.5}})
-    params.append({"name": "gn_beta", "shape": (n,), "dtype": "float32",
-                   "init": {"kind": "normal", "mean": 0.0, "std": 0.1}})
-    params.append({"name": "mult", "shape": (n,), "dtype": "float32",
-                   "init": {"kind": "normal", "mean": 1.0, "std": 0.1}})
-    return params
-
-
-def _swish(v):
-    return v * jax.nn.sigmoid(v)
-
-
-def _groupnorm(v, groups, gamma, beta, eps=1e-5):
-    """GroupNorm over the feature axis of (M, N): statistics per (row, group of N/groups)."""
-    rows, feats = v.shape
-    g = v.reshape(rows, groups, feats // groups)
-    mean = jnp.mean(g, axis=-1, keepdims=True)
-    var = jnp.mean(jnp.square(g - mean), axis=-1, keepdims=True)
-    g = (g - mean) * jax.lax.rsqrt(var + eps)
-    return g.reshape(rows, feats) * gamma + beta
+    return gemm.inputs(s, *affine("gn", s["N"]), normal("mult", (s["N"],), mean=1.0, std=0.1))
 
 
 def function(scale):
-    s = SCALES[scale]
-    groups = s["groups"]
+    groups = SCALES[scale]["groups"]
 
     def gemm_groupnorm_swish_multiply_swish(x, w, b, gn_gamma, gn_beta, mult):
         y = jnp.matmul(x, w) + b
-        return _swish(_swish(_groupnorm(y, groups, gn_gamma, gn_beta)) * mult)
+        return swish(swish(feature_group_norm(y, groups, gn_gamma, gn_beta)) * mult)
 
     return gemm_groupnorm_swish_multiply_swish
 
 
 def flops(scale):
-    s = SCALES[scale]
-    # GEMM plus ~14 elementwise/reduction ops per (M, N) element.
-    return 2 * s["M"] * s["K"] * s["N"] + 14 * s["M"] * s["N"]
+    return gemm.flops(SCALES[scale], epilogue_ops=14)
 
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["M"], s["N"]), "float32")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["M"], s["N"]))

@@ -1,7 +1,15 @@
 """47k: GEMM + bias, + add, swish, tanh, GELU, clip +-1."""
-import numpy as np
-import jax
+import os
+import sys
+
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common import gemm_epilogue as gemm  # noqa: E402
+from jaxbench_common.activations import gelu, swish  # noqa: E402
+from jaxbench_common.specs import bias, io_bytes  # noqa: E402
 
 ID = "47k"
 NAME = "gemm_add_swish_tanh_gelu_hardtanh"
@@ -14,36 +22,10 @@ SCALES = {
     "full": {"M": 4096, "K": 8192, "N": 8192},
 }
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
 
 def inputs(scale):
     s = SCALES[scale]
-    m, k, n = s["M"], s["K"], s["N"]
-    params = [
-        {"name": "x", "shape": (m, k), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0}},
-        {"name": "w", "shape": (k, n), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0 / float(np.sqrt(k))}},
-        {"name": "b", "shape": (n,), "dtype": "float32",
-         "init": {"kind": "normal", "mean": 0.0, "std": 0.1}},
-    ]
-    params.append({"name": "add", "shape": (n,), "dtype": "float32",
-                   "init": {"kind": "normal", "mean": 0.0, "std": 0.1}})
-    return params
-
-
-def _swish(v):
-    return v * jax.nn.sigmoid(v)
-
-
-def _gelu(v):
-    """Exact (erf) GELU, PyTorch's default."""
-    return 0.5 * v * (1.0 + jax.lax.erf(v * 0.7071067811865476))
+    return gemm.inputs(s, bias("add", s["N"]))
 
 
 def function(scale):
@@ -51,18 +33,15 @@ def function(scale):
 
     def gemm_add_swish_tanh_gelu_hardtanh(x, w, b, add):
         y = jnp.matmul(x, w) + b
-        return jnp.clip(_gelu(jnp.tanh(_swish(y + add))), -1.0, 1.0)
+        return jnp.clip(gelu(jnp.tanh(swish(y + add))), -1.0, 1.0)
 
     return gemm_add_swish_tanh_gelu_hardtanh
 
 
 def flops(scale):
-    s = SCALES[scale]
-    # GEMM plus ~16 elementwise/reduction ops per (M, N) element.
-    return 2 * s["M"] * s["K"] * s["N"] + 16 * s["M"] * s["N"]
+    return gemm.flops(SCALES[scale], epilogue_ops=16)
 
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["M"], s["N"]), "float32")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["M"], s["N"]))

@@ -1,7 +1,12 @@
 """4p: Llama-3.1-70B causal GQA with a block-sparse causal mask (BSHD, bf16)."""
-import numpy as np
-import jax
-import jax.numpy as jnp
+import os
+import sys
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common import attention  # noqa: E402
+from jaxbench_common.specs import io_bytes  # noqa: E402
 
 ID = "4p"
 NAME = "llama3_70b_sparse_attention"
@@ -17,60 +22,23 @@ SCALES = {
     "full": {"B": 4, "S": 4096, "Hq": 64, "Hkv": 8, "D": 128},
 }
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-# Finite stand-in for -inf: a masked score must never turn a row into NaN.
-_MASKED = -1e30
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
 
 def inputs(scale):
     s = SCALES[scale]
-    unit = {"kind": "normal", "mean": 0.0, "std": 1.0}
-    return [
-        {"name": "q", "shape": (s["B"], s["S"], s["Hq"], s["D"]), "dtype": "bfloat16",
-         "init": unit},
-        {"name": "k", "shape": (s["B"], s["S"], s["Hkv"], s["D"]), "dtype": "bfloat16",
-         "init": unit},
-        {"name": "v", "shape": (s["B"], s["S"], s["Hkv"], s["D"]), "dtype": "bfloat16",
-         "init": unit},
-    ]
+    return attention.qkv_inputs(s["B"], s["S"], s["Hq"], s["Hkv"], s["D"])
 
 
 def function(scale):
-    s = SCALES[scale]
-    hkv, group, d = s["Hkv"], s["Hq"] // s["Hkv"], s["D"]
-    inv_sqrt_d = 1.0 / float(np.sqrt(d))
-
-    def causal_gqa(q, k, v):
-        batch, seq = q.shape[0], q.shape[1]
-        # Query head h uses KV head h // group: split Hq into (Hkv, group).
-        qg = q.reshape(batch, seq, hkv, group, d)
-        scores = jnp.einsum("bqhgd,bkhd->bhgqk", qg, k, preferred_element_type=jnp.float32)
-        scores = scores * inv_sqrt_d
-        q_pos = jax.lax.broadcasted_iota(jnp.int32, (seq, seq), 0)
-        k_pos = jax.lax.broadcasted_iota(jnp.int32, (seq, seq), 1)
-        scores = jnp.where(k_pos <= q_pos, scores, _MASKED)
-        row_max = jnp.max(scores, axis=-1, keepdims=True)
-        weights = jnp.exp(scores - row_max)
-        probs = weights / jnp.sum(weights, axis=-1, keepdims=True)
-        out = jnp.einsum("bhgqk,bkhd->bqhgd", probs.astype(q.dtype), v,
-                         preferred_element_type=jnp.float32)
-        return out.reshape(batch, seq, hkv * group, d).astype(q.dtype)
-
-    return causal_gqa
+    del scale
+    # softmax(Q K^T / sqrt(D) + causal mask) V; query head h reads KV head h // (Hq / Hkv).
+    return attention.causal_gqa
 
 
 def flops(scale):
     s = SCALES[scale]
-    scores = s["B"] * s["Hq"] * s["S"] * s["S"]
-    # QK^T and PV over the full (masked) score matrix, plus ~6 elementwise/reduction ops per score.
-    return 2 * scores * s["D"] * 2 + 6 * scores
+    return attention.flops(s["B"] * s["Hq"] * s["S"] * s["S"], s["D"])
 
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["B"], s["S"], s["Hq"], s["D"]), "bfloat16")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["B"], s["S"], s["Hq"], s["D"]), "bfloat16")

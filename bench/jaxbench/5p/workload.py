@@ -1,7 +1,17 @@
 """5p: Llama-3.1-70B flex attention: causal attention plus a per-head relative-position bias."""
+import os
+import sys
+
 import numpy as np
-import jax
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common import attention  # noqa: E402
+from jaxbench_common.activations import softmax  # noqa: E402
+from jaxbench_common.attention import MASKED, causal_mask  # noqa: E402
+from jaxbench_common.specs import io_bytes, normal  # noqa: E402
 
 ID = "5p"
 NAME = "llama3_70b_flex_attention"
@@ -16,24 +26,11 @@ SCALES = {
     "full": {"B": 4, "S": 4096, "H": 64, "D": 128},
 }
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-# Finite stand-in for -inf: a masked score must never turn a row into NaN.
-_MASKED = -1e30
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
 
 def inputs(scale):
     s = SCALES[scale]
-    shape = (s["B"], s["S"], s["H"], s["D"])
-    unit = {"kind": "normal", "mean": 0.0, "std": 1.0}
-    params = [{"name": n, "shape": shape, "dtype": "bfloat16", "init": unit}
-              for n in ("q", "k", "v")]
-    params.append({"name": "bias", "shape": (s["H"], s["S"], s["S"]), "dtype": "bfloat16",
-                   "init": {"kind": "normal", "mean": 0.0, "std": 0.5}})
-    return params
+    bias = normal("bias", (s["H"], s["S"], s["S"]), "bfloat16", std=0.5)
+    return attention.qkv_inputs(s["B"], s["S"], s["H"], s["H"], s["D"]) + [bias]
 
 
 def function(scale):
@@ -44,12 +41,7 @@ def function(scale):
         seq = q.shape[1]
         scores = jnp.einsum("bqhd,bkhd->bhqk", q, k, preferred_element_type=jnp.float32)
         scores = scores * inv_sqrt_d + bias.astype(jnp.float32)[None]
-        q_pos = jax.lax.broadcasted_iota(jnp.int32, (seq, seq), 0)
-        k_pos = jax.lax.broadcasted_iota(jnp.int32, (seq, seq), 1)
-        scores = jnp.where(k_pos <= q_pos, scores, _MASKED)
-        row_max = jnp.max(scores, axis=-1, keepdims=True)
-        weights = jnp.exp(scores - row_max)
-        probs = weights / jnp.sum(weights, axis=-1, keepdims=True)
+        probs = softmax(jnp.where(causal_mask(seq), scores, MASKED))
         out = jnp.einsum("bhqk,bkhd->bqhd", probs.astype(q.dtype), v,
                          preferred_element_type=jnp.float32)
         return out.astype(q.dtype)
@@ -59,12 +51,10 @@ def function(scale):
 
 def flops(scale):
     s = SCALES[scale]
-    scores = s["B"] * s["H"] * s["S"] * s["S"]
-    # QK^T and PV over the full (masked) score matrix, plus ~7 elementwise/reduction ops per score.
-    return 2 * scores * s["D"] * 2 + 7 * scores
+    # ~7 elementwise/reduction ops per score: the softmax's 6 and the bias add.
+    return attention.flops(s["B"] * s["H"] * s["S"] * s["S"], s["D"], softmax_ops=7)
 
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["B"], s["S"], s["H"], s["D"]), "bfloat16")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["B"], s["S"], s["H"], s["D"]), "bfloat16")

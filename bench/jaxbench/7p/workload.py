@@ -1,9 +1,17 @@
 """7p: Llama-3.1-70B ragged paged attention: mixed decode and prefill tokens over paged KV, GQA."""
-import math
+import os
+import sys
 
 import numpy as np
 import jax
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common import attention  # noqa: E402
+from jaxbench_common.activations import softmax  # noqa: E402
+from jaxbench_common.specs import data, io_bytes, normal  # noqa: E402
 
 ID = "7p"
 NAME = "llama3_70b_ragged_paged_attention"
@@ -23,13 +31,6 @@ SCALES = {
     "full": {"slots": 64, "decodes": 48, "chunks": 7, "chunk_len": 512, "prefill_len": 464,
              "Hq": 64, "Hkv": 8, "D": 128, "page": 16, "pages_per_seq": 256},
 }
-
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-_MASKED = -1e30  # finite stand-in for -inf so no row (not even an inactive slot's) becomes NaN
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
 
 
 def _max_len(s):
@@ -52,10 +53,8 @@ def _tokens(s):
 def _kv_lens(s):
     """Decode contexts spread over [1, max_len]; chunk c continues a prompt with a growing
     context before it; the fresh prefill sees only itself; inactive slots have 0."""
-    max_len, n_dec, n_chunks = _max_len(s), s["decodes"], s["chunks"]
-    stride = next(m for m in range(5, 5 + 2 * n_dec) if math.gcd(m, n_dec) == 1)
-    spread = [max(1, (max_len * (i + 1)) // n_dec - (i * 7) % s["page"]) for i in range(n_dec)]
-    decodes = [spread[(i * stride) % n_dec] for i in range(n_dec)]
+    max_len, n_chunks = _max_len(s), s["chunks"]
+    decodes = attention.spread_lengths(s["decodes"], max_len, s["page"])
     room = max_len - s["chunk_len"]
     chunks = [s["chunk_len"] + (c * room) // max(1, n_chunks - 1) for c in range(n_chunks)]
     lens = decodes + chunks + [s["prefill_len"]]
@@ -66,27 +65,16 @@ def _cu_q_lens(s):
     return np.concatenate([[0], np.cumsum(_q_lens(s))]).astype(np.int32)
 
 
-def _page_table(s):
-    total = s["slots"] * s["pages_per_seq"]
-    mult = next(m for m in range(7919, 7919 + total + 2) if math.gcd(m, total) == 1)
-    slots = np.arange(total, dtype=np.int64).reshape(s["slots"], s["pages_per_seq"])
-    return ((slots * mult) % total).astype(np.int32)
-
-
 def inputs(scale):
     s = SCALES[scale]
-    unit = {"kind": "normal", "mean": 0.0, "std": 1.0}
     pool = (s["Hkv"], s["slots"] * s["pages_per_seq"], s["page"], s["D"])
     return [
-        {"name": "q", "shape": (_tokens(s), s["Hq"], s["D"]), "dtype": "bfloat16", "init": unit},
-        {"name": "k_pages", "shape": pool, "dtype": "bfloat16", "init": unit},
-        {"name": "v_pages", "shape": pool, "dtype": "bfloat16", "init": unit},
-        {"name": "kv_lens", "shape": (s["slots"],), "dtype": "int32",
-         "init": {"kind": "data", "values": _kv_lens(s)}},
-        {"name": "page_table", "shape": (s["slots"], s["pages_per_seq"]), "dtype": "int32",
-         "init": {"kind": "data", "values": _page_table(s)}},
-        {"name": "cu_q_lens", "shape": (s["slots"] + 1,), "dtype": "int32",
-         "init": {"kind": "data", "values": _cu_q_lens(s)}},
+        normal("q", (_tokens(s), s["Hq"], s["D"]), "bfloat16"),
+        normal("k_pages", pool, "bfloat16"),
+        normal("v_pages", pool, "bfloat16"),
+        data("kv_lens", _kv_lens(s)),
+        data("page_table", attention.page_table(s["slots"], s["pages_per_seq"])),
+        data("cu_q_lens", _cu_q_lens(s)),
     ]
 
 
@@ -110,9 +98,8 @@ def function(scale):
         q_pos = (kv_lens - q_lens)[:, None] + row  # absolute position of each query row
         k_pos = jax.lax.broadcasted_iota(jnp.int32, (slots, max_q, max_len), 2)
         live = (k_pos <= q_pos[:, :, None]) & (k_pos < kv_lens[:, None, None])
-        scores = jnp.where(live[:, None, None, :, :], scores, _MASKED)
-        weights = jnp.exp(scores - jnp.max(scores, axis=-1, keepdims=True))
-        probs = weights / jnp.sum(weights, axis=-1, keepdims=True)
+        # The finite mask value keeps even an inactive slot's rows from becoming NaN.
+        probs = softmax(jnp.where(live[:, None, None, :, :], scores, attention.MASKED))
         out = jnp.einsum("shgql,hsld->sqhgd", probs.astype(q.dtype), v,
                          preferred_element_type=jnp.float32).astype(q.dtype)
         # Back to the flat token order: token t belongs to the last slot starting at or before t.
@@ -128,13 +115,11 @@ def function(scale):
 
 def flops(scale):
     s = SCALES[scale]
-    scores = s["slots"] * s["Hq"] * _max_q(s) * _max_len(s)
     # The reference pads every slot to max_q queries over the whole paged context and masks:
-    # QK^T and PV over that padded score block, ~6 softmax ops per score.
-    return 2 * scores * s["D"] * 2 + 6 * scores
+    # the FLOPs are those of that padded score block.
+    return attention.flops(s["slots"] * s["Hq"] * _max_q(s) * _max_len(s), s["D"])
 
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((_tokens(s), s["Hq"], s["D"]), "bfloat16")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (_tokens(s), s["Hq"], s["D"]), "bfloat16")

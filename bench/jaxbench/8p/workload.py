@@ -1,6 +1,13 @@
 """8p: Llama-3.1-70B dense matmul A @ B in bfloat16 with float32 accumulation."""
-import numpy as np
+import os
+import sys
+
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common.specs import io_bytes, normal, weight  # noqa: E402
 
 ID = "8p"
 NAME = "llama3_70b_dense_matmul"
@@ -14,21 +21,10 @@ SCALES = {
     "full": {"M": 8192, "K": 8192, "N": 28672},
 }
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
 
 def inputs(scale):
     s = SCALES[scale]
-    return [
-        {"name": "a", "shape": (s["M"], s["K"]), "dtype": "bfloat16",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0}},
-        {"name": "b", "shape": (s["K"], s["N"]), "dtype": "bfloat16",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0 / float(np.sqrt(s["K"]))}},
-    ]
+    return [normal("a", (s["M"], s["K"]), "bfloat16"), weight("b", s["K"], s["N"], "bfloat16")]
 
 
 def function(scale):
@@ -47,5 +43,4 @@ def flops(scale):
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["M"], s["N"]), "bfloat16")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["M"], s["N"]), "bfloat16")

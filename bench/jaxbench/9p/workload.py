@@ -1,7 +1,14 @@
 """9p: Llama-3.1-70B SwiGLU MLP (silu(x Wg) * (x Wu)) Wd in bfloat16."""
-import numpy as np
+import os
+import sys
+
 import jax
 import jax.numpy as jnp
+
+_SUITE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # bench/jaxbench
+if _SUITE not in sys.path:  # loaded by file path: make the shared `jaxbench_common` package importable
+    sys.path.insert(0, _SUITE)
+from jaxbench_common.specs import io_bytes, normal, weight  # noqa: E402
 
 ID = "9p"
 NAME = "llama3_70b_swiglu_mlp"
@@ -16,26 +23,14 @@ SCALES = {
     "full": {"B": 2, "S": 4096, "E": 8192, "M": 28672},
 }
 
-_ITEMSIZE = {"bfloat16": 2, "float32": 4, "float16": 2, "int32": 4, "bool": 1}
-
-
-def _nbytes(specs):
-    return sum(int(np.prod(shape)) * _ITEMSIZE[dtype] for shape, dtype in specs)
-
-
-def _weight(name, rows, cols):
-    return {"name": name, "shape": (rows, cols), "dtype": "bfloat16",
-            "init": {"kind": "normal", "mean": 0.0, "std": 1.0 / float(np.sqrt(rows))}}
-
 
 def inputs(scale):
     s = SCALES[scale]
     return [
-        {"name": "x", "shape": (s["B"], s["S"], s["E"]), "dtype": "bfloat16",
-         "init": {"kind": "normal", "mean": 0.0, "std": 1.0}},
-        _weight("w_gate", s["E"], s["M"]),
-        _weight("w_up", s["E"], s["M"]),
-        _weight("w_down", s["M"], s["E"]),
+        normal("x", (s["B"], s["S"], s["E"]), "bfloat16"),
+        weight("w_gate", s["E"], s["M"], "bfloat16"),
+        weight("w_up", s["E"], s["M"], "bfloat16"),
+        weight("w_down", s["M"], s["E"], "bfloat16"),
     ]
 
 
@@ -60,5 +55,4 @@ def flops(scale):
 
 def bytes_moved(scale):
     s = SCALES[scale]
-    out = ((s["B"], s["S"], s["E"]), "bfloat16")
-    return _nbytes([(p["shape"], p["dtype"]) for p in inputs(scale)] + [out])
+    return io_bytes(inputs(scale), (s["B"], s["S"], s["E"]), "bfloat16")
