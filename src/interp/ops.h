@@ -50,5 +50,7 @@ Result<hlo::Literal> EvalIndexing(const hlo::Instruction& inst, const Operands& 
                                   EvalContext& ctx);
 Result<hlo::Literal> EvalSort(const hlo::Instruction& inst, const Operands& ops, EvalContext& ctx);
 Result<hlo::Literal> EvalRng(const hlo::Instruction& inst, const Operands& ops, EvalContext& ctx);
+// topk.cc: topk (k largest or smallest along the last dimension, with s32 positions).
+Result<hlo::Literal> EvalTopK(const hlo::Instruction& inst, const Operands& ops);
 
 }  // namespace mk::interp

@@ -202,11 +202,36 @@ Result<std::string> ElementalBody(FunctionEmitter& f, const Instruction& inst) {
     case Opcode::kBitcastConvert: {
       MK_RETURN_IF_ERROR(need(1));
       DType from = ops[0]->shape.dtype();
-      if (hlo::DTypeByteSize(from) != hlo::DTypeByteSize(out_t)) {
-        return CannotLower(inst, "bitcast-convert between types of different widths");
-      }
       MK_ASSIGN_OR_RETURN(std::string from_st, StorageType(from));
       MK_ASSIGN_OR_RETURN(std::string to_st, StorageType(out_t));
+      const int64_t from_bytes = hlo::DTypeByteSize(from), to_bytes = hlo::DTypeByteSize(out_t);
+      if (from_bytes != to_bytes) {
+        // The narrower side has one extra minor dimension of size wide/narrow; its elements are
+        // the wide element's bytes in memory order (little-endian), as the interpreter copies.
+        if (from_bytes <= 0 || to_bytes <= 0) return CannotLower(inst, "bad element sizes");
+        if (to_bytes < from_bytes) {
+          if (from_bytes % to_bytes != 0 || rank != ops[0]->shape.rank() + 1 ||
+              inst.shape.dim(rank - 1) != from_bytes / to_bytes) {
+            return CannotLower(inst, "bitcast-convert to a narrower type needs a minor dim");
+          }
+          std::vector<std::string> in_idx = IndexVars(rank - 1);
+          return "const " + from_st + " b = " + StoreExpr(from, CallExpr(f.Fn(ops[0]), in_idx)) +
+                 "; " + to_st + " r; std::memcpy(&r, reinterpret_cast<const unsigned char*>(&b) + i" +
+                 std::to_string(rank - 1) + " * sizeof r, sizeof r); " + Ret(LoadExpr(out_t, "r"));
+        }
+        const int64_t ratio = to_bytes / from_bytes;
+        if (to_bytes % from_bytes != 0 || ops[0]->shape.rank() != rank + 1 ||
+            ops[0]->shape.dim(rank) != ratio) {
+          return CannotLower(inst, "bitcast-convert to a wider type needs a minor dim of " +
+                                       std::to_string(ratio));
+        }
+        std::vector<std::string> in_idx = IndexVars(rank);
+        in_idx.push_back("bj");
+        return to_st + " r; unsigned char* const rp = reinterpret_cast<unsigned char*>(&r); " +
+               "for (int64_t bj = 0; bj < " + std::to_string(ratio) + "; ++bj) { const " +
+               from_st + " b = " + StoreExpr(from, CallExpr(f.Fn(ops[0]), in_idx)) +
+               "; std::memcpy(rp + bj * sizeof b, &b, sizeof b); } " + Ret(LoadExpr(out_t, "r"));
+      }
       std::string bits = StoreExpr(from, SameIndex(f, ops[0]));
       return "const " + from_st + " b = " + bits + "; " + to_st +
              " r; std::memcpy(&r, &b, sizeof r); " + Ret(LoadExpr(out_t, "r"));

@@ -6,6 +6,7 @@
 
 #include "codegen/cpu/cpu_types.h"
 #include "codegen/cpu/emit_context.h"
+#include "codegen/cpu/materialize_ops.h"
 
 namespace mk::codegen::cpu {
 
@@ -13,10 +14,6 @@ using hlo::DType;
 using hlo::Instruction;
 using hlo::Opcode;
 
-namespace {
-
-// `#pragma omp parallel for` (when the loop is worth it), then one `for` per entry of `dims`
-// with variables `vars`. Returns the number of loops opened.
 void OpenLoops(FunctionEmitter& f, const std::vector<std::string>& vars,
                const std::vector<int64_t>& dims, bool parallel, int64_t work) {
   auto& out = f.out();
@@ -30,6 +27,51 @@ void OpenLoops(FunctionEmitter& f, const std::vector<std::string>& vars,
         << vars[d] << ")\n";
   }
 }
+
+Result<std::vector<hlo::Shape>> ArrayLeaves(const Instruction& inst) {
+  if (inst.shape.is_array()) return std::vector<hlo::Shape>{inst.shape};
+  if (!inst.shape.is_tuple()) return CannotLower(inst, "token values");
+  for (const auto& s : inst.shape.tuple_shapes()) {
+    if (!s.is_array()) return CannotLower(inst, "nested tuple values");
+  }
+  return inst.shape.tuple_shapes();
+}
+
+Status DefineStoredValue(FunctionEmitter& f, const Instruction& inst,
+                         const std::vector<std::string>& ptrs) {
+  MK_ASSIGN_OR_RETURN(auto leaves, ArrayLeaves(inst));
+  if (leaves.size() != ptrs.size()) return CannotLower(inst, "internal: leaf count mismatch");
+  std::vector<std::string> names;
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    std::string name = f.NewName("v" + f.module().Id(&inst) + "_");
+    MK_RETURN_IF_ERROR(f.DefineLoadLambda(name, leaves[k], ptrs[k]));
+    names.push_back(name);
+  }
+  if (inst.shape.is_array()) f.SetFn(&inst, names[0]);
+  else f.SetTupleFns(&inst, names);
+  return Status::Ok();
+}
+
+Result<std::string> MaterializeToScratch(FunctionEmitter& f, const Instruction& op, int leaf) {
+  hlo::Shape shape = op.shape;
+  if (leaf >= 0) {
+    if (!op.shape.is_tuple() || leaf >= static_cast<int>(op.shape.tuple_shapes().size())) {
+      return CannotLower(op, "internal: bad tuple leaf");
+    }
+    shape = op.shape.tuple_shape(leaf);
+  }
+  if (!shape.is_array()) return CannotLower(op, "expected an array value");
+  MK_ASSIGN_OR_RETURN(std::string ptr, f.DeclareScratch(shape, "m"));
+  MK_RETURN_IF_ERROR(f.EmitMaterializeLoop(shape, f.Fn(&op, leaf), ptr));
+  return ptr;
+}
+
+std::string ClampedIndexExpr(const std::string& value, int64_t lo, int64_t hi) {
+  return "std::min<int64_t>(std::max<int64_t>(mkrt::index_of(" + value + "), " +
+         std::to_string(lo) + "), " + std::to_string(std::max(lo, hi)) + ")";
+}
+
+namespace {
 
 Status EmitReduce(FunctionEmitter& f, const Instruction& inst) {
   size_t n = inst.operands.size() / 2;
@@ -199,6 +241,46 @@ Status EmitMaterialized(FunctionEmitter& f, const Instruction& inst) {
       }
       return Status::Ok();
     }
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kCopy:
+    case Opcode::kGetTupleElement: {
+      // Tuple-valued pass-throughs (array ones are elemental): forward the leaves.
+      if (inst.operands.size() != 1) return CannotLower(inst, "expected one operand");
+      MK_ASSIGN_OR_RETURN(auto leaves, ArrayLeaves(inst));
+      (void)leaves;
+      if (inst.opcode == Opcode::kGetTupleElement) {
+        return CannotLower(inst, "nested tuple values");
+      }
+      std::vector<std::string> fns;
+      for (size_t k = 0; k < inst.shape.tuple_shapes().size(); ++k) {
+        fns.push_back(f.Fn(inst.operands[0], static_cast<int>(k)));
+      }
+      f.SetTupleFns(&inst, fns);
+      if (f.IsOutput(&inst)) {
+        for (size_t k = 0; k < fns.size(); ++k) {
+          MK_ASSIGN_OR_RETURN(std::string ptr, f.StorageFor(&inst, static_cast<int>(k),
+                                                            inst.shape.tuple_shape(k)));
+          MK_RETURN_IF_ERROR(f.EmitMaterializeLoop(inst.shape.tuple_shape(k), fns[k], ptr));
+        }
+      }
+      return Status::Ok();
+    }
+    case Opcode::kConvolution: return EmitConvolution(f, inst);
+    case Opcode::kReduceWindow: return EmitReduceWindow(f, inst);
+    case Opcode::kSelectAndScatter: return EmitSelectAndScatter(f, inst);
+    case Opcode::kGather: return EmitGather(f, inst);
+    case Opcode::kScatter: return EmitScatter(f, inst);
+    case Opcode::kDynamicUpdateSlice: return EmitDynamicUpdateSlice(f, inst);
+    case Opcode::kSort: return EmitSort(f, inst);
+    case Opcode::kTopK: return EmitTopK(f, inst);
+    case Opcode::kWhile: return EmitWhile(f, inst);
+    case Opcode::kConditional: return EmitConditional(f, inst);
+    case Opcode::kCall: return EmitCall(f, inst);
+    case Opcode::kRngBitGenerator: return EmitRngBitGenerator(f, inst);
+    case Opcode::kRng: return EmitRng(f, inst);
+    case Opcode::kCustomCall:
+      return CannotLower(inst, "custom-call target \"" + inst.custom_call_target +
+                                   "\" has no CPU lowering");
     default:
       return CannotLower(inst, "no CPU lowering for this op yet");
   }

@@ -7,6 +7,15 @@
 // semantics are checked against.
 #pragma once
 
+// The interpreter computes a*b+c as two rounded operations; a fused multiply-add (which GCC
+// forms by default under -march=native) would change the last bit of every dot, convolution and
+// reduction, so contraction is off for the whole generated translation unit.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -170,6 +179,122 @@ inline float reduce_precision(float x, int ebits, int mbits) {
   }
   return u2f(u);
 }
+
+
+// ---- indices ----------------------------------------------------------------------------------
+// Any integer index value as int64_t; unsigned values past INT64_MAX saturate (then clamp).
+template <typename T> inline int64_t index_of(T v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v ? 1 : 0;
+  } else if constexpr (std::is_unsigned_v<T>) {
+    return static_cast<uint64_t>(v) > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+               ? std::numeric_limits<int64_t>::max()
+               : static_cast<int64_t>(v);
+  } else {
+    return static_cast<int64_t>(v);
+  }
+}
+
+// ---- random bits: the generators XLA expands rng-bit-generator into ---------------------------
+inline uint32_t rotl32(uint32_t v, int d) { return (v << d) | (v >> (32 - d)); }
+
+// Threefry-2x32, 20 rounds, XLA's key schedule.
+inline void threefry2x32(uint32_t key0, uint32_t key1, uint32_t in0, uint32_t in1,
+                         uint32_t* out0, uint32_t* out1) {
+  static constexpr int kRot[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+  const uint32_t ks[3] = {key0, key1, 0x1BD11BDAu ^ key0 ^ key1};
+  uint32_t x0 = in0 + ks[0], x1 = in1 + ks[1];
+  for (int block = 0; block < 5; ++block) {
+    const int* rot = kRot + (block % 2 == 0 ? 0 : 4);
+    for (int r = 0; r < 4; ++r) {
+      x0 += x1;
+      x1 = rotl32(x1, rot[r]);
+      x1 ^= x0;
+    }
+    x0 += ks[(block + 1) % 3];
+    x1 += ks[(block + 2) % 3] + static_cast<uint32_t>(block + 1);
+  }
+  *out0 = x0;
+  *out1 = x1;
+}
+
+// Philox-4x32, 10 rounds.
+inline void philox4x32(const uint32_t counter[4], uint32_t key0, uint32_t key1, uint32_t out[4]) {
+  uint32_t x[4] = {counter[0], counter[1], counter[2], counter[3]};
+  for (int round = 0; round < 10; ++round) {
+    const uint64_t p0 = static_cast<uint64_t>(x[0]) * 0xD2511F53u;
+    const uint64_t p1 = static_cast<uint64_t>(x[2]) * 0xCD9E8D57u;
+    const uint32_t y0 = static_cast<uint32_t>(p1 >> 32) ^ x[1] ^ key0;
+    const uint32_t y1 = static_cast<uint32_t>(p1);
+    const uint32_t y2 = static_cast<uint32_t>(p0 >> 32) ^ x[3] ^ key1;
+    const uint32_t y3 = static_cast<uint32_t>(p0);
+    x[0] = y0, x[1] = y1, x[2] = y2, x[3] = y3;
+    key0 += 0x9E3779B9u;
+    key1 += 0xBB67AE85u;
+  }
+  for (int i = 0; i < 4; ++i) out[i] = x[i];
+}
+
+// Philox words for a 128-bit counter (lo, hi), one block of four words per counter step.
+// Returns the number of blocks used.
+inline uint64_t philox_words(uint64_t key, uint64_t lo, uint64_t hi, int64_t n, uint32_t* out) {
+  const uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+  const int64_t blocks = (n + 3) / 4;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint64_t l = lo + static_cast<uint64_t>(b);
+    const uint64_t h = l < lo ? hi + 1 : hi;
+    const uint32_t ctr[4] = {static_cast<uint32_t>(l), static_cast<uint32_t>(l >> 32),
+                             static_cast<uint32_t>(h), static_cast<uint32_t>(h >> 32)};
+    uint32_t w[4];
+    philox4x32(ctr, k0, k1, w);
+    for (int64_t j = 0; j < 4 && 4 * b + j < n; ++j) out[4 * b + j] = w[j];
+  }
+  return static_cast<uint64_t>(blocks);
+}
+
+// Threefry 32-bit outputs as XLA lays them out: the output is split into two halves along one
+// dimension (`split_full` long, `split_half` = ceil(split_full / 2) counters), each call yielding
+// two neighbouring elements along it; counters run row-major over (outer, split_half, inner).
+// Returns the number of counters used.
+inline uint64_t threefry_bits32(uint64_t key, uint64_t counter, int64_t outer, int64_t split_half,
+                                int64_t split_full, int64_t inner, uint32_t* out) {
+  const uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+  int64_t c = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t a = 0; a < split_half; ++a) {
+      for (int64_t in = 0; in < inner; ++in, ++c) {
+        const uint64_t ctr = counter + static_cast<uint64_t>(c);
+        uint32_t x[2];
+        threefry2x32(k0, k1, static_cast<uint32_t>(ctr), static_cast<uint32_t>(ctr >> 32), &x[0],
+                     &x[1]);
+        for (int64_t sel = 0; sel < 2; ++sel) {
+          const int64_t i = 2 * a + sel;
+          if (i < split_full) out[(o * split_full + i) * inner + in] = x[sel];
+        }
+      }
+    }
+  }
+  return static_cast<uint64_t>(c);
+}
+
+inline uint64_t threefry_bits64(uint64_t key, uint64_t counter, int64_t n, uint64_t* out) {
+  const uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t ctr = counter + static_cast<uint64_t>(i);
+    uint32_t x0, x1;
+    threefry2x32(k0, k1, static_cast<uint32_t>(ctr), static_cast<uint32_t>(ctr >> 32), &x0, &x1);
+    out[i] = static_cast<uint64_t>(x0) | (static_cast<uint64_t>(x1) << 32);
+  }
+  return static_cast<uint64_t>(n);
+}
+
+inline uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+inline double unit_fraction(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
 // ---- scratch memory ---------------------------------------------------------------------------
 struct Scratch {
