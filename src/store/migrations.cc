@@ -97,9 +97,26 @@ CREATE INDEX diagnoses_by_candidate ON diagnoses(candidate_id, id);
 CREATE INDEX events_by_run ON events(run_id, id);
 )sql";
 
+// Measured peak rates per machine (target/machine_probe.h). Appended rather than upserted so a
+// re-probe never destroys the earlier measurement; the index serves "newest for this CPU".
+constexpr const char* kMachineProbesV3 = R"sql(
+CREATE TABLE machine_probes (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  cpu_model TEXT NOT NULL,
+  cores INTEGER NOT NULL CHECK (cores >= 1),
+  peak_flops_f32 REAL NOT NULL CHECK (peak_flops_f32 > 0),
+  peak_flops_bf16 REAL CHECK (peak_flops_bf16 IS NULL OR peak_flops_bf16 > 0),
+  bandwidth_bytes_per_s REAL NOT NULL CHECK (bandwidth_bytes_per_s > 0),
+  details_json TEXT NOT NULL,
+  measured_at REAL NOT NULL
+);
+CREATE INDEX machine_probes_by_cpu ON machine_probes(cpu_model, cores, id);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "tasks, runs, candidates, builds, measurements, diagnoses, events", kSchemaV1},
     {2, "indexes for listings and resume", kIndexesV2},
+    {3, "machine probes (measured peak rates per cpu model)", kMachineProbesV3},
 };
 
 Result<int64_t> SingleInt(SqliteDb& db, const std::string& sql) {

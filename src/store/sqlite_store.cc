@@ -693,4 +693,60 @@ Result<std::vector<EventRecord>> SqliteStore::ListEvents(std::optional<int64_t> 
   return events;
 }
 
+Result<int64_t> SqliteStore::AddMachineProbe(const MachineProbeRecord& probe) {
+  if (probe.cpu_model.empty()) return InvalidArgument("machine probe has no cpu model");
+  if (probe.cores < 1) return InvalidArgument("machine probe has cores < 1");
+  // !(x > 0) also refuses NaN; an infinity is no measurement either.
+  auto positive = [](double x) { return x > 0 && std::isfinite(x); };
+  if (!positive(probe.peak_flops_f32) || !positive(probe.bandwidth_bytes_per_s) ||
+      (probe.peak_flops_bf16.has_value() && !positive(*probe.peak_flops_bf16))) {
+    return InvalidArgument("machine probe rates must be positive and finite");
+  }
+  std::string details = probe.details_json.empty() ? "{}" : probe.details_json;
+  MK_RETURN_IF_ERROR(CheckJson(details, "machine probe details", true));
+  std::lock_guard lock(mu_);
+  int64_t id = 0;
+  MK_RETURN_IF_ERROR(db_->WriteTransaction([&]() -> Status {
+    MK_ASSIGN_OR_RETURN(auto insert,
+                        db_->Query("INSERT INTO machine_probes (cpu_model, cores, peak_flops_f32, "
+                                   "peak_flops_bf16, bandwidth_bytes_per_s, details_json, "
+                                   "measured_at) VALUES (?, ?, ?, ?, ?, ?, ?)"));
+    insert->Bind(1, std::string_view(probe.cpu_model)).Bind(2, probe.cores);
+    insert->Bind(3, probe.peak_flops_f32);
+    if (probe.peak_flops_bf16.has_value()) {
+      insert->Bind(4, *probe.peak_flops_bf16);
+    } else {
+      insert->BindNull(4);
+    }
+    insert->Bind(5, probe.bandwidth_bytes_per_s).Bind(6, std::string_view(details)).Bind(7, Now());
+    MK_RETURN_IF_ERROR(insert->Run());
+    id = db_->LastInsertId();
+    return Status::Ok();
+  }));
+  return id;
+}
+
+Result<std::optional<MachineProbeRecord>> SqliteStore::LatestMachineProbe(
+    std::string_view cpu_model, int64_t cores) {
+  std::lock_guard lock(mu_);
+  MK_ASSIGN_OR_RETURN(auto cursor,
+                      db_->Query("SELECT id, cpu_model, cores, peak_flops_f32, peak_flops_bf16, "
+                                 "bandwidth_bytes_per_s, details_json, measured_at FROM "
+                                 "machine_probes WHERE cpu_model = ? AND cores = ? "
+                                 "ORDER BY id DESC LIMIT 1"));
+  cursor->Bind(1, cpu_model).Bind(2, cores);
+  MK_ASSIGN_OR_RETURN(bool row, cursor->Step());
+  if (!row) return std::optional<MachineProbeRecord>();
+  MachineProbeRecord probe;
+  probe.id = cursor->Int(0);
+  probe.cpu_model = cursor->Text(1);
+  probe.cores = cursor->Int(2);
+  probe.peak_flops_f32 = cursor->Real(3);
+  if (!cursor->IsNull(4)) probe.peak_flops_bf16 = cursor->Real(4);
+  probe.bandwidth_bytes_per_s = cursor->Real(5);
+  probe.details_json = cursor->Text(6);
+  probe.measured_at = cursor->Real(7);
+  return std::optional<MachineProbeRecord>(std::move(probe));
+}
+
 }  // namespace mk::store

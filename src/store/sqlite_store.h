@@ -70,6 +70,10 @@ class SqliteStore final : public Store {
   Result<std::vector<EventRecord>> ListEvents(std::optional<int64_t> run_id,
                                               int64_t limit) override;
 
+  Result<int64_t> AddMachineProbe(const MachineProbeRecord& probe) override;
+  Result<std::optional<MachineProbeRecord>> LatestMachineProbe(std::string_view cpu_model,
+                                                               int64_t cores) override;
+
   const std::string& path() const { return db_->path(); }
 
  private:

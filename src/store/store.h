@@ -181,6 +181,20 @@ struct EventRecord {
   std::string ToJsonLine() const;
 };
 
+// One run of the machine probe (target/machine_probe.h): this CPU's measured peak rates, keyed
+// by CPU model and core count (the same model with fewer cores, e.g. a smaller VM, measures
+// differently). Probes are appended, never replaced: the newest one for a key is the current.
+struct MachineProbeRecord {
+  int64_t id = 0;  // assigned by the store
+  std::string cpu_model;
+  int64_t cores = 0;
+  double peak_flops_f32 = 0;               // FLOP/s, > 0
+  std::optional<double> peak_flops_bf16;   // absent: the CPU has no bf16 dot-product instruction
+  double bandwidth_bytes_per_s = 0;        // streaming, > 0
+  std::string details_json = "{}";         // the full probe result (a JSON object)
+  double measured_at = 0;                  // set by the store
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -233,6 +247,19 @@ class Store {
   // Oldest first. run_id empty: all events. limit <= 0: all.
   virtual Result<std::vector<EventRecord>> ListEvents(std::optional<int64_t> run_id,
                                                       int64_t limit) = 0;
+
+  // Machine probes (schema version 3). Not pure so that a backend without them still compiles;
+  // such a backend says Unimplemented and callers fall back to nominal peaks.
+  virtual Result<int64_t> AddMachineProbe(const MachineProbeRecord& probe) {
+    (void)probe;
+    return Unimplemented("this store does not keep machine probes");
+  }
+  // The newest probe stored for (cpu_model, cores); nullopt when there is none.
+  virtual Result<std::optional<MachineProbeRecord>> LatestMachineProbe(std::string_view cpu_model,
+                                                                       int64_t cores) {
+    (void)cpu_model, (void)cores;
+    return Unimplemented("this store does not keep machine probes");
+  }
 };
 
 // Opens the store named by `location`: a file path or "sqlite:PATH" (created and migrated when
