@@ -85,6 +85,9 @@ bool ReceiveMessage(int sock, std::string& text, int* fd_out) {
     (void)!write(out_fd, s.data(), s.size());
     _exit(0);
   };
+  // A kernel's fault must kill the worker with its signal, so the server can report it as a
+  // crash: drop any handler inherited from the parent (sanitizer runtimes install some).
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, SIG_DFL);
   size_t limit = req.value("memory_limit_bytes", size_t{0});
   if (limit > 0) {
     rlimit rl{limit, limit};
