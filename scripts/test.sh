@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== build (sanitizers: address, undefined)"
-scripts/build.sh build-asan -DMK_SANITIZE=ON -DMK_WERROR=ON
+scripts/build.sh build-asan -DMK_SANITIZE=ON -DMK_WERROR=ON -DCMAKE_BUILD_TYPE=Debug
 echo "== unit tests under ASan + UBSan"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure -j"$(nproc)" -LE slow)

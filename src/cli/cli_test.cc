@@ -336,8 +336,8 @@ TEST_F(CliEvalErrorTest, MissingInputFile) {
 }
 
 TEST_F(CliEvalErrorTest, UnknownEngine) {
-  ExpectBadInput({"a.npy", "b.npy"}, {"engine 'cpu' is not available yet"}, "add.hlo",
-                 {"--engine", "cpu"});
+  ExpectBadInput({"a.npy", "b.npy"}, {"engine 'gpu' is not available yet"}, "add.hlo",
+                 {"--engine", "gpu"});
 }
 
 TEST_F(CliEvalErrorTest, MalformedModule) {

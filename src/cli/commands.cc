@@ -12,6 +12,9 @@ int Main(int argc, char** argv) {
   RegisterHloCommands(app, result);
   RegisterEvalCommand(app, result);
   RegisterSuiteCommands(app, result);
+  RegisterEngineCommands(app, result);
+  RegisterDoctorCommand(app, result);
+  RegisterDebugCommands(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

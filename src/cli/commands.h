@@ -22,6 +22,12 @@ void RegisterHloCommands(CLI::App& app, CommandResult& result);
 void RegisterEvalCommand(CLI::App& app, CommandResult& result);
 // suite_commands.cc: `import`, `suite list|export`, `baseline`.
 void RegisterSuiteCommands(CLI::App& app, CommandResult& result);
+// engine_commands.cc: `compile`, `check` (the CPU engine and the tester).
+void RegisterEngineCommands(CLI::App& app, CommandResult& result);
+// debug_command.cc: `debug repro`, `debug explain` (the debugger agent's artifacts).
+void RegisterDebugCommands(CLI::App& app, CommandResult& result);
+// doctor_command.cc: `doctor` (machine, toolchain, data dir, measured peaks).
+void RegisterDoctorCommand(CLI::App& app, CommandResult& result);
 
 int Main(int argc, char** argv);
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/engine.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "hlo/literal_npy.h"
@@ -105,9 +106,29 @@ Status MakeOutputDir(const std::string& dir, bool& created) {
   return Status::Ok();
 }
 
+// `--engine cpu`: the generated program (agents/engine.h), run once in the sandbox. `seconds`
+// is the kernel's own run time. A kernel that fails to build, crashes or hangs is our bug, not
+// bad input: an internal error (exit 1).
+Result<hlo::Literal> EvaluateOnCpu(const hlo::Module& module,
+                                   const std::vector<hlo::Literal>& args, double& seconds) {
+  agents::CpuEngine engine;
+  MK_ASSIGN_OR_RETURN(agents::LoweredModule lowered, engine.Lower(module));
+  Result<runtime::CompiledLibrary> lib = engine.Build(lowered.impl);
+  if (!lib.ok()) return Internal(lib.status().ToString());
+  runtime::ExecuteOptions exec;
+  MK_ASSIGN_OR_RETURN(runtime::Execution ran, engine.Run(*lib, lowered.impl, args, exec));
+  if (!ran.outcome.ok()) return Internal(agents::DescribeOutcome(ran.outcome, exec.timeout_s));
+  seconds = ran.outcome.times_s.empty() ? 0 : ran.outcome.times_s.front();
+  return agents::RootValue(*lowered.module, std::move(ran.outputs));
+}
+
 Result<int> RunEval(const EvalOptions& opts) {
-  if (opts.engine != "interp") {
-    return Unimplemented("engine '" + opts.engine + "' is not available yet (available: interp)");
+  if (opts.engine != "interp" && opts.engine != "cpu") {
+    return Unimplemented("engine '" + opts.engine +
+                         "' is not available yet (available: interp, cpu)");
+  }
+  if (opts.engine == "cpu" && opts.precision == "high") {
+    return Unimplemented("--precision high is only available with --engine interp");
   }
   MK_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, hlo::ParseModuleFile(opts.module_path));
   MK_RETURN_IF_ERROR(hlo::VerifyModule(*module));
@@ -117,12 +138,18 @@ Result<int> RunEval(const EvalOptions& opts) {
   }
   MK_ASSIGN_OR_RETURN(std::vector<hlo::Literal> args, ReadInputs(*entry, opts));
 
-  interp::InterpreterOptions interp_opts;
-  interp_opts.high_precision = opts.precision == "high";
-  interp_opts.on_note = [](const std::string& note) { std::cerr << "note: " << note << "\n"; };
-  auto start = std::chrono::steady_clock::now();
-  MK_ASSIGN_OR_RETURN(hlo::Literal root, interp::Evaluate(*module, args, interp_opts));
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = 0;
+  hlo::Literal root;
+  if (opts.engine == "cpu") {
+    MK_ASSIGN_OR_RETURN(root, EvaluateOnCpu(*module, args, seconds));
+  } else {
+    interp::InterpreterOptions interp_opts;
+    interp_opts.high_precision = opts.precision == "high";
+    interp_opts.on_note = [](const std::string& note) { std::cerr << "note: " << note << "\n"; };
+    auto start = std::chrono::steady_clock::now();
+    MK_ASSIGN_OR_RETURN(root, interp::Evaluate(*module, args, interp_opts));
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
 
   MK_ASSIGN_OR_RETURN(std::vector<EncodedOutput> outputs, EncodeOutputs(root, opts.out_dir));
   bool created_dir = false;
@@ -167,7 +194,8 @@ void RegisterEvalCommand(CLI::App& app, CommandResult& result) {
       ->allow_extra_args(false);  // one file per --input, so a positional after it stays one
   eval->add_option("--out", opts->out_dir, "Directory for out0.npy, out1.npy, ... (created)")
       ->required();
-  eval->add_option("--engine", opts->engine, "Evaluation engine (only 'interp' for now)");
+  eval->add_option("--engine", opts->engine,
+                   "Evaluation engine: interp (the reference interpreter) or cpu (generated code)");
   eval->add_option("--precision", opts->precision,
                    "Accumulation precision: default (f32) or high (f64)")
       ->check(CLI::IsMember({"default", "high"}));

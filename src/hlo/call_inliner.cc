@@ -47,6 +47,7 @@ class CallInliner {
     active_.erase(c);
     Computation* raw = out_.AddComputation(std::move(nc));
     done_[c] = raw;
+    owned_.insert(raw);
     return raw;
   }
 
@@ -65,7 +66,13 @@ class CallInliner {
       }
       op = it->second;
     }
-    for (Computation*& callee : copy->called) callee = done_.at(callee);
+    for (Computation*& callee : copy->called) {
+      // Instructions of an already-inlined callee point into the output module already.
+      if (owned_.count(callee)) continue;
+      auto it = done_.find(callee);
+      if (it == done_.end()) return Internal("%" + inst.name + " calls an unknown computation");
+      callee = it->second;
+    }
     return into.AddInstruction(std::move(copy));
   }
 
@@ -74,7 +81,9 @@ class CallInliner {
                                   const std::map<const Instruction*, Instruction*>& caller_map,
                                   std::set<std::string>& names, Computation& into) {
     if (call.called.size() != 1) return InvalidArgument("call %" + call.name + " needs to_apply", call.loc);
-    const Computation* callee = done_.at(call.called[0]);
+    auto found = done_.find(call.called[0]);
+    if (found == done_.end()) return Internal("call %" + call.name + " to an unknown computation");
+    const Computation* callee = found->second;
     if (callee->parameters().size() != call.operands.size()) {
       return InvalidArgument("call %" + call.name + " passes " +
                                  std::to_string(call.operands.size()) + " operands to " +
@@ -100,7 +109,8 @@ class CallInliner {
   }
 
   Module& out_;
-  std::map<const Computation*, Computation*> done_;
+  std::map<const Computation*, Computation*> done_;  // input computation -> its inlined copy
+  std::set<const Computation*> owned_;               // computations of the output module
   std::set<const Computation*> active_;
 };
 

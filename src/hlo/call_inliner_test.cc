@@ -118,5 +118,35 @@ ENTRY main {
   EXPECT_FALSE(inlined.ok());
 }
 
+// JAX wraps e.g. jnp.take in a call whose body holds a reduce with its own to_apply: the
+// inlined copy of that reduce must keep pointing at the (already copied) reducer.
+TEST(CallInlinerTest, InlinesCalleeThatCallsAComputation) {
+  auto m = ParseModule(R"(
+HloModule nested
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+row_sum {
+  x = f32[4,8] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[4] reduce(x, z), dimensions={1}, to_apply=add_f32
+}
+ENTRY main {
+  p = f32[4,8] parameter(0)
+  ROOT c = f32[4] call(p), to_apply=row_sum
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  auto inlined = InlineCalls(**m);
+  ASSERT_TRUE(inlined.ok()) << inlined.status().ToString();
+  const Instruction* root = (*inlined)->entry()->root();
+  EXPECT_EQ(root->opcode, Opcode::kReduce);
+  ASSERT_EQ(root->called.size(), 1u);
+  EXPECT_EQ(root->called[0]->name, "add_f32");
+  EXPECT_EQ((*inlined)->FindComputation("add_f32"), root->called[0]);
+}
+
 }  // namespace
 }  // namespace mk::hlo

@@ -1,0 +1,391 @@
+#include "agents/profiler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "agents/engine.h"
+#include "runtime/shared_region.h"
+
+namespace mk::agents {
+
+namespace {
+
+using codegen::BufferSlot;
+
+double SafeDiv(double num, double den) { return den > 0 ? num / den : 0; }
+
+std::string Pct(double fraction) {
+  std::ostringstream s;
+  s.precision(3);
+  s << fraction * 100 << "%";
+  return s.str();
+}
+
+std::string Sci(double v) {
+  std::ostringstream s;
+  s.precision(3);
+  s << v;
+  return s.str();
+}
+
+Status CheckProtocol(const TimingProtocol& p) {
+  if (p.warmup < 0) return InvalidArgument("timing protocol: warmup must be >= 0");
+  if (p.min_iterations < 1) return InvalidArgument("timing protocol: min_iterations must be >= 1");
+  if (p.max_iterations < p.min_iterations) {
+    return InvalidArgument("timing protocol: max_iterations must be >= min_iterations");
+  }
+  if (!(p.min_seconds >= 0) || !std::isfinite(p.min_seconds)) {
+    return InvalidArgument("timing protocol: min_seconds must be a finite number >= 0");
+  }
+  if (!(p.timeout_s > 0)) return InvalidArgument("timing protocol: timeout_s must be > 0");
+  return Status::Ok();
+}
+
+// The shared buffers of one implementation with the inputs written in, ready for any number of
+// sandboxed requests (inputs are never written by a kernel, so they stay valid across runs).
+struct PreparedKernel {
+  runtime::SharedRegion region;
+  std::vector<size_t> outputs;
+};
+
+Result<PreparedKernel> Prepare(const ProfileRequest& request) {
+  MK_RETURN_IF_ERROR(CheckProtocol(request.protocol));
+  if (request.library.so_path.empty()) return InvalidArgument("profile request has no library");
+  if (request.flops < 0 || request.bytes < 0) {
+    return InvalidArgument("profile request: flops and bytes must be >= 0");
+  }
+  const codegen::Implementation& impl = request.implementation;
+  std::vector<size_t> sizes;
+  PreparedKernel prepared;
+  size_t num_params = 0;
+  for (size_t i = 0; i < impl.buffers.size(); ++i) {
+    const BufferSlot& b = impl.buffers[i];
+    if (b.bytes < 0) return InvalidArgument("buffer " + std::to_string(i) + " has negative size");
+    sizes.push_back(static_cast<size_t>(b.bytes));
+    if (b.role == BufferSlot::Role::kOutput) {
+      prepared.outputs.push_back(i);
+    } else {
+      ++num_params;
+    }
+  }
+  if (request.inputs.size() != num_params) {
+    return InvalidArgument("the kernel takes " + std::to_string(num_params) + " input(s), got " +
+                           std::to_string(request.inputs.size()));
+  }
+  MK_ASSIGN_OR_RETURN(prepared.region, runtime::SharedRegion::Create(sizes));
+  for (size_t i = 0; i < impl.buffers.size(); ++i) {
+    const BufferSlot& b = impl.buffers[i];
+    if (b.role != BufferSlot::Role::kParameter) continue;
+    if (b.index < 0 || static_cast<size_t>(b.index) >= request.inputs.size()) {
+      return InvalidArgument("buffer " + std::to_string(i) + " names parameter " +
+                             std::to_string(b.index) + ", which does not exist");
+    }
+    const hlo::Literal& arg = request.inputs[static_cast<size_t>(b.index)];
+    if (!arg.shape().SameAs(b.shape) || arg.raw_size() != static_cast<size_t>(b.bytes)) {
+      return InvalidArgument("input " + std::to_string(b.index) + " has shape " +
+                             arg.shape().ToString(false) + ", the kernel expects " +
+                             b.shape.ToString(false));
+    }
+    std::memcpy(prepared.region.buffer(i), arg.raw(), arg.raw_size());
+  }
+  return prepared;
+}
+
+runtime::RunRequest SandboxRequest(const ProfileRequest& request, const PreparedKernel& prepared,
+                                   int min_iterations, double min_seconds, int max_iterations) {
+  runtime::RunRequest r;
+  r.so_path = request.library.so_path;
+  r.output_buffers = prepared.outputs;  // poisoned before every call, as the tester does
+  r.warmup = request.protocol.warmup;
+  r.min_iterations = min_iterations;
+  r.min_seconds = min_seconds;
+  r.max_iterations = max_iterations;
+  r.timeout_s = request.protocol.timeout_s;
+  return r;
+}
+
+Profile FailedProfile(const ProfileRequest& request, const runtime::RunOutcome& outcome) {
+  Profile p = ProfileFromTimes(request, {});
+  p.status = runtime::RunStatusName(outcome.status);
+  p.message = DescribeOutcome(outcome, request.protocol.timeout_s);
+  return p;
+}
+
+bool HasFlag(const std::vector<std::string>& flags, const std::string& flag) {
+  return std::find(flags.begin(), flags.end(), flag) != flags.end();
+}
+
+// OpenMP code runs on OMP_NUM_THREADS threads when set, else one per core; other code on one.
+int ThreadsOf(const ProfileRequest& request) {
+  if (!HasFlag(request.implementation.flags, "-fopenmp")) return 1;
+  if (const char* env = std::getenv("OMP_NUM_THREADS")) {
+    int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  return std::max(1, request.target.cores);
+}
+
+bool ReadsBf16(const hlo::Instruction* inst) {
+  if (inst == nullptr) return false;
+  if (inst->shape.dtype() == hlo::DType::kBF16) return true;
+  // A fused convert(bf16 -> f32) in front of the contraction still streams bf16.
+  return inst->opcode == hlo::Opcode::kConvert && inst->operand_count() == 1 &&
+         inst->operand(0)->shape.dtype() == hlo::DType::kBF16;
+}
+
+}  // namespace
+
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  double rank = std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(values.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(rank));
+  size_t hi = std::min(lo + 1, values.size() - 1);
+  double frac = rank - static_cast<double>(lo);
+  return values[lo] + frac * (values[hi] - values[lo]);
+}
+
+TimingStats SummarizeTimes(const std::vector<double>& times_s) {
+  TimingStats s;
+  s.iterations = static_cast<int64_t>(times_s.size());
+  if (times_s.empty()) return s;
+  s.median_s = Percentile(times_s, 50);
+  s.p10_s = Percentile(times_s, 10);
+  s.p90_s = Percentile(times_s, 90);
+  double sum = 0;
+  for (double t : times_s) sum += t;
+  s.mean_s = sum / static_cast<double>(times_s.size());
+  s.min_s = *std::min_element(times_s.begin(), times_s.end());
+  s.max_s = *std::max_element(times_s.begin(), times_s.end());
+  return s;
+}
+
+Roofline AnalyzeRoofline(int64_t flops, int64_t bytes, double median_s, double peak_flops,
+                         double bandwidth_bytes_per_s) {
+  Roofline r;
+  r.peak_flops = peak_flops;
+  r.bandwidth_bytes_per_s = bandwidth_bytes_per_s;
+  r.compute_s = SafeDiv(static_cast<double>(flops), peak_flops);
+  r.memory_s = SafeDiv(static_cast<double>(bytes), bandwidth_bytes_per_s);
+  r.bound_s = std::max(r.compute_s, r.memory_s);
+  r.fraction = SafeDiv(r.bound_s, median_s);
+  r.achieved_flops = SafeDiv(static_cast<double>(flops), median_s);
+  r.achieved_bytes_per_s = SafeDiv(static_cast<double>(bytes), median_s);
+  const double of_peak = SafeDiv(r.achieved_flops, peak_flops);
+  const double of_bandwidth = SafeDiv(r.achieved_bytes_per_s, bandwidth_bytes_per_s);
+  // How close the dominant resource is to its limit: >= 50% is "at" it; below, the schedule
+  // (not the machine) is what holds the kernel back, which the reason says.
+  auto closeness = [](double of_limit) {
+    return of_limit >= kNearRoofFraction ? std::string(" (near the roof)")
+                                         : std::string(" (below half: the schedule limits it)");
+  };
+  if (r.bound_s < kTinyBoundSeconds && median_s > kOverheadFactor * r.bound_s) {
+    r.bottleneck = "overhead";
+    r.reason = "bound " + Sci(r.bound_s) + " s is tiny and the median " + Sci(median_s) +
+               " s is more than " + Sci(kOverheadFactor) + "x it: fixed per-call costs dominate";
+  } else if (r.compute_s >= r.memory_s) {
+    r.bottleneck = "compute";
+    r.reason = "flops/peak (" + Sci(r.compute_s) + " s) dominates bytes/bandwidth (" +
+               Sci(r.memory_s) + " s); achieved " + Pct(of_peak) + " of the peak" +
+               closeness(of_peak);
+  } else {
+    r.bottleneck = "memory";
+    r.reason = "bytes/bandwidth (" + Sci(r.memory_s) + " s) dominates flops/peak (" +
+               Sci(r.compute_s) + " s); achieved " + Pct(of_bandwidth) + " of the bandwidth" +
+               closeness(of_bandwidth);
+  }
+  return r;
+}
+
+Profile ProfileFromTimes(const ProfileRequest& request, const std::vector<double>& times_s) {
+  Profile p;
+  p.timing = SummarizeTimes(times_s);
+  p.flops = request.flops;
+  p.bytes = request.bytes;
+  p.compute_dtype = request.compute_dtype;
+  const double median = p.timing.median_s;
+  p.gflops = SafeDiv(static_cast<double>(request.flops), median) / 1e9;
+  p.gbytes_per_s = SafeDiv(static_cast<double>(request.bytes), median) / 1e9;
+  const double peak = request.compute_dtype == "bf16" ? request.target.peak_flops_bf16
+                                                      : request.target.peak_flops_f32;
+  p.roofline = AnalyzeRoofline(request.flops, request.bytes, median, peak,
+                               request.target.bandwidth_bytes_per_s);
+  ProfileEnvironment& env = p.environment;
+  env.cpu_model = request.target.model;
+  env.compiler = request.compiler_identity;
+  env.flags = request.compile_flags;
+  for (const std::string& f : request.implementation.flags) {
+    if (!HasFlag(env.flags, f)) env.flags.push_back(f);
+  }
+  env.threads = ThreadsOf(request);
+  env.maxkernel_version = request.maxkernel_version;
+  env.rates_measured = request.target.rates_measured;
+  return p;
+}
+
+Result<Profile> RunProfiler(const ProfileRequest& request, runtime::SandboxRunner& sandbox) {
+  MK_ASSIGN_OR_RETURN(PreparedKernel prepared, Prepare(request));
+  const TimingProtocol& protocol = request.protocol;
+  runtime::RunRequest run = SandboxRequest(request, prepared, protocol.min_iterations,
+                                           protocol.min_seconds, protocol.max_iterations);
+  MK_ASSIGN_OR_RETURN(runtime::RunOutcome outcome, sandbox.Run(run, prepared.region));
+  if (!outcome.ok()) return FailedProfile(request, outcome);
+  return ProfileFromTimes(request, outcome.times_s);
+}
+
+Result<Comparison> CompareInterleaved(const ProfileRequest& a, const ProfileRequest& b,
+                                      runtime::SandboxRunner& sandbox, int rounds) {
+  if (rounds < 1) return InvalidArgument("an interleaved comparison needs at least one round");
+  const TimingProtocol& pa = a.protocol;
+  const TimingProtocol& pb = b.protocol;
+  if (pa.warmup != pb.warmup || pa.min_iterations != pb.min_iterations ||
+      pa.min_seconds != pb.min_seconds || pa.max_iterations != pb.max_iterations) {
+    return InvalidArgument("an interleaved comparison needs one timing protocol for both sides");
+  }
+  MK_ASSIGN_OR_RETURN(PreparedKernel prep_a, Prepare(a));
+  MK_ASSIGN_OR_RETURN(PreparedKernel prep_b, Prepare(b));
+  const int per_round_min = (pa.min_iterations + rounds - 1) / rounds;
+  const int per_round_max = std::max(per_round_min, pa.max_iterations / rounds);
+  const double per_round_seconds = pa.min_seconds / rounds;
+  std::vector<double> times_a, times_b;
+  Comparison c;
+  c.rounds = rounds;
+  for (int r = 0; r < rounds; ++r) {
+    MK_ASSIGN_OR_RETURN(runtime::RunOutcome out_a,
+                        sandbox.Run(SandboxRequest(a, prep_a, per_round_min, per_round_seconds,
+                                                   per_round_max),
+                                    prep_a.region));
+    if (!out_a.ok()) {
+      c.a = FailedProfile(a, out_a);
+      c.b = ProfileFromTimes(b, times_b);
+      return c;
+    }
+    MK_ASSIGN_OR_RETURN(runtime::RunOutcome out_b,
+                        sandbox.Run(SandboxRequest(b, prep_b, per_round_min, per_round_seconds,
+                                                   per_round_max),
+                                    prep_b.region));
+    if (!out_b.ok()) {
+      c.a = ProfileFromTimes(a, times_a);
+      c.b = FailedProfile(b, out_b);
+      return c;
+    }
+    c.round_ratios.push_back(SafeDiv(Percentile(out_a.times_s, 50), Percentile(out_b.times_s, 50)));
+    times_a.insert(times_a.end(), out_a.times_s.begin(), out_a.times_s.end());
+    times_b.insert(times_b.end(), out_b.times_s.begin(), out_b.times_s.end());
+  }
+  c.a = ProfileFromTimes(a, times_a);
+  c.b = ProfileFromTimes(b, times_b);
+  c.speedup_b_over_a = SafeDiv(c.a.timing.median_s, c.b.timing.median_s);
+  return c;
+}
+
+PlanTotals TotalsOf(const analysis::FusionPlan& plan) {
+  PlanTotals t;
+  int64_t bf16_flops = 0;
+  for (const analysis::Kernel& k : plan.kernels) {
+    t.flops += k.flops;
+    t.bytes += k.bytes;
+    const hlo::Instruction* hero = k.hero;
+    if (hero != nullptr &&
+        (hero->opcode == hlo::Opcode::kDot || hero->opcode == hlo::Opcode::kConvolution) &&
+        hero->operand_count() >= 2 && ReadsBf16(hero->operand(0)) && ReadsBf16(hero->operand(1))) {
+      bf16_flops += k.flops;
+    }
+  }
+  if (t.flops > 0 && 2 * bf16_flops > t.flops) t.compute_dtype = "bf16";
+  return t;
+}
+
+// ---- the machine probe's runtime half -------------------------------------------------------
+
+Result<target::ProbeKernelRun> SandboxProbeRunner::Run(const std::string& source,
+                                                       const std::vector<std::string>& flags,
+                                                       int64_t units, int warmup,
+                                                       int repetitions, double timeout_s) {
+  MK_ASSIGN_OR_RETURN(runtime::CompiledLibrary lib, compiler_.Compile(source, flags));
+  // buffers[0]: the work units; buffers[1]: the kernel's out[4] (sink, threads).
+  MK_ASSIGN_OR_RETURN(runtime::SharedRegion region,
+                      runtime::SharedRegion::Create({sizeof(int64_t), 4 * sizeof(double)}));
+  std::memcpy(region.buffer(0), &units, sizeof units);
+  runtime::RunRequest req;
+  req.so_path = lib.so_path;
+  req.output_buffers = {1};
+  req.warmup = warmup;
+  req.min_iterations = repetitions;
+  req.max_iterations = repetitions;
+  req.timeout_s = timeout_s;
+  MK_ASSIGN_OR_RETURN(runtime::RunOutcome outcome, sandbox_.Run(req, region));
+  if (!outcome.ok()) {
+    return Internal("machine probe kernel failed: " + DescribeOutcome(outcome, timeout_s) +
+                    " (source: " + lib.source_path + ")");
+  }
+  double out[4];
+  std::memcpy(out, region.buffer(1), sizeof out);
+  target::ProbeKernelRun run;
+  run.times_s = std::move(outcome.times_s);
+  // A NaN (poison left: the kernel never wrote) or absurd value becomes 0: CheckRun refuses it.
+  run.threads = out[1] >= -1 && out[1] <= 1 << 20 ? static_cast<int>(out[1]) : 0;
+  return run;
+}
+
+std::string SandboxProbeRunner::CompilerIdentity() {
+  Result<std::string> id = compiler_.CompilerIdentity();
+  return id.ok() ? *id : "";
+}
+
+store::MachineProbeRecord ToRecord(const target::MachineProbeResult& result) {
+  store::MachineProbeRecord r;
+  r.cpu_model = result.cpu_model;
+  r.cores = result.cores;
+  r.peak_flops_f32 = result.peak_flops_f32;
+  r.peak_flops_bf16 = result.peak_flops_bf16;
+  r.bandwidth_bytes_per_s = result.bandwidth_bytes_per_s;
+  r.details_json = target::ToJson(result).dump();
+  return r;
+}
+
+Result<ProbedMachine> LoadOrProbeMachine(store::Store& store, bool force,
+                                         const target::ProbeOptions& options,
+                                         const runtime::CompileOptions& compile_options) {
+  ProbedMachine machine;
+  target::Target host = target::HostCpu();
+  // A VM may hide the model name; the key must still be stable and non-empty.
+  const std::string model = host.model.empty() ? "unknown cpu" : host.model;
+  host.model = model;
+  if (!force) {
+    MK_ASSIGN_OR_RETURN(std::optional<store::MachineProbeRecord> stored,
+                        store.LatestMachineProbe(model, host.cores));
+    if (stored.has_value()) {
+      machine.record = std::move(*stored);
+      machine.target = target::WithMeasuredRates(host, machine.record.peak_flops_f32,
+                                                 machine.record.peak_flops_bf16,
+                                                 machine.record.bandwidth_bytes_per_s);
+      return machine;
+    }
+  }
+  runtime::CompilerDriver compiler(compile_options);
+  runtime::SandboxRunner sandbox;
+  SandboxProbeRunner runner(compiler, sandbox);
+  MK_ASSIGN_OR_RETURN(target::MachineProbeResult result,
+                      target::RunMachineProbe(host, runner, options));
+  machine.record = ToRecord(result);
+  MK_ASSIGN_OR_RETURN(machine.record.id, store.AddMachineProbe(machine.record));
+  MK_ASSIGN_OR_RETURN(std::optional<store::MachineProbeRecord> stored,
+                      store.LatestMachineProbe(model, host.cores));
+  if (stored.has_value()) machine.record = std::move(*stored);  // with the store's timestamp
+  machine.target = target::WithMeasuredRates(host, result.peak_flops_f32, result.peak_flops_bf16,
+                                             result.bandwidth_bytes_per_s);
+  machine.probed_now = true;
+  return machine;
+}
+
+Result<target::Target> LoadOrProbe(store::Store& store, bool force,
+                                   const target::ProbeOptions& options) {
+  MK_ASSIGN_OR_RETURN(ProbedMachine machine, LoadOrProbeMachine(store, force, options));
+  return machine.target;
+}
+
+}  // namespace mk::agents

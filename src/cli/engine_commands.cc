@@ -1,0 +1,214 @@
+// `maxkernel compile` and `maxkernel check`: the CPU engine (agents/engine.h) from the command
+// line. compile writes a usable library (source, .so, C header, example, plan); check is the
+// tester agent (agents/tester.h). docs/CLI.md documents both.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "agents/engine.h"
+#include "agents/library_export.h"
+#include "agents/tester.h"
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "hlo/parser.h"
+#include "hlo/verifier.h"
+#include "support/sha256.h"
+#include "task/task.h"
+
+namespace mk::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+Status CheckTarget(const std::string& target) {
+  if (target == "cpu") return Status::Ok();
+  return Unimplemented("target '" + target + "' is not available yet (available: cpu)");
+}
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(ErrorCode::kIo, "cannot read file", SourceLoc{path, 0, 0});
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A task directory or an HLO module file, parsed and verified; `name` is what the library is
+// called (the task's name, else its id, else the module's name).
+struct CompileInput {
+  std::unique_ptr<hlo::Module> module;
+  std::string name;
+};
+
+Result<CompileInput> LoadCompileInput(const std::string& path) {
+  CompileInput in;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    MK_ASSIGN_OR_RETURN(task::LoadedTask loaded, task::LoadTaskWithModule(path));
+    in.module = std::move(loaded.module);
+    in.name = !loaded.task.name.empty() ? loaded.task.name : loaded.task.id;
+  } else {
+    MK_ASSIGN_OR_RETURN(in.module, hlo::ParseModuleFile(path));
+    in.name = in.module->name;
+  }
+  MK_RETURN_IF_ERROR(hlo::VerifyModule(*in.module));
+  if (in.name.empty()) in.name = fs::path(path).stem().string();
+  in.name = agents::LibraryName(in.name);
+  return in;
+}
+
+// ---- compile --------------------------------------------------------------------------------
+
+struct CompileOptions {
+  std::string input;
+  std::string target = "cpu";
+  std::string out;
+  bool json = false;
+};
+
+Result<int> RunCompile(const CompileOptions& o) {
+  MK_RETURN_IF_ERROR(CheckTarget(o.target));
+  MK_ASSIGN_OR_RETURN(CompileInput input, LoadCompileInput(o.input));
+  agents::CpuEngine engine;
+  MK_ASSIGN_OR_RETURN(agents::LoweredModule lowered, engine.Lower(*input.module));
+  Result<runtime::CompiledLibrary> lib = engine.Build(lowered.impl);
+  if (!lib.ok()) {
+    // Generated code the compiler rejects is our bug, not the user's input.
+    std::cerr << lib.status().ToString() << std::endl;
+    return kExitFailed;
+  }
+  MK_ASSIGN_OR_RETURN(std::string so_bytes, ReadWholeFile(lib->so_path));
+
+  const std::string& name = input.name;
+  fs::path dir(o.out);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir, ec)) {
+    return Status(ErrorCode::kIo, "cannot create output directory", SourceLoc{o.out, 0, 0});
+  }
+  std::string plan_text = lowered.plan.Summary() + "\n";
+  for (const analysis::Kernel& k : lowered.plan.kernels) {
+    plan_text += "== " + k.name + " (" + analysis::KernelFamilyName(k.family) + ")\n" +
+                 k.ToHloText() + "\n";
+  }
+  struct Named {
+    std::string key, file, contents;
+  };
+  std::vector<Named> files = {
+      {"source", "module.cc", lowered.impl.sources.at(0).text},
+      {"library", "libmaxkernel_" + name + ".so", so_bytes},
+      {"header", name + ".h", agents::CHeaderFor(name, *lowered.module, lowered.impl)},
+      {"example", "example.c", agents::CExampleFor(name, lowered.impl)},
+      {"plan", "plan.txt", plan_text},
+  };
+  std::vector<OutputFile> out;
+  for (const Named& f : files) out.push_back({(dir / f.file).string(), f.contents});
+  MK_RETURN_IF_ERROR(WriteFilesAtomically(out));
+
+  if (o.json) {
+    nlohmann::json j;
+    for (const Named& f : files) j["files"][f.key] = (dir / f.file).string();
+    j["name"] = name;
+    j["target"] = o.target;
+    j["hash"] = lowered.impl.hash;
+    j["library_sha256"] = Sha256Hex(so_bytes);
+    j["cache_hit"] = lib->cache_hit;
+    j["kernels"] = lowered.plan.kernels.size();
+    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    for (const Named& f : files) std::cout << "wrote " << (dir / f.file).string() << "\n";
+    std::cout << "implementation " << lowered.impl.hash << " (" << lowered.plan.kernels.size()
+              << " kernels)\n";
+  }
+  return kExitOk;
+}
+
+// ---- check ----------------------------------------------------------------------------------
+
+struct CheckOptions {
+  std::string input;
+  std::string target = "cpu";
+  int seeds = 3;
+  std::optional<double> atol, rtol;
+  double timeout_s = 60;
+  std::string source;  // a replacement for the generated module.cc (e.g. a hand-edited one)
+  bool json = false;
+};
+
+Result<int> RunCheck(const CheckOptions& o) {
+  MK_RETURN_IF_ERROR(CheckTarget(o.target));
+  if (o.seeds < 1) return InvalidArgument("--seeds must be at least 1");
+  agents::TestRequest request;
+  std::error_code ec;
+  if (fs::is_directory(o.input, ec)) request.task_dir = o.input;
+  else request.module_path = o.input;
+  request.num_seeds = o.seeds;
+  request.atol = o.atol;
+  request.rtol = o.rtol;
+  request.timeout_s = o.timeout_s;
+  agents::CpuEngine engine;
+  if (!o.source.empty()) {
+    // The buffer ABI is the module's; only the source text is replaced.
+    MK_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(o.source));
+    MK_ASSIGN_OR_RETURN(CompileInput input, LoadCompileInput(o.input));
+    MK_ASSIGN_OR_RETURN(agents::LoweredModule lowered, engine.Lower(*input.module));
+    codegen::Implementation impl = lowered.impl;
+    impl.sources.at(0).text = text;
+    std::string key;
+    for (const auto& s : impl.sources) key += s.name + "\n" + s.text;
+    for (const auto& f : impl.flags) key += f + "\n";
+    impl.hash = Sha256Hex(key);
+    request.implementation = std::move(impl);
+  }
+  MK_ASSIGN_OR_RETURN(agents::TestReport report, agents::RunTester(request, engine));
+  if (o.json) {
+    std::cout << agents::ToJson(report).dump(-1, ' ', false,
+                                             nlohmann::json::error_handler_t::replace)
+              << "\n";
+  } else {
+    std::cout << agents::FormatReport(report);
+  }
+  if (report.status == "lower-failed") {
+    // An op without an emitter: an unsupported feature of valid input (CLI.md: exit 2).
+    if (!o.json) std::cerr << report.message << std::endl;
+    return kExitBadInput;
+  }
+  if (report.status == "build-failed" && !o.json) std::cerr << report.message << std::endl;
+  return report.passed() ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+void RegisterEngineCommands(CLI::App& app, CommandResult& result) {
+  auto c = std::make_shared<CompileOptions>();
+  CLI::App* compile = app.add_subcommand(
+      "compile", "Generate and compile a kernel library (source, .so, C header, example, plan)");
+  compile->add_option("input", c->input, "Task directory or HLO module file")->required();
+  compile->add_option("--target", c->target, "Target to generate for (cpu)");
+  compile->add_option("-o,--out", c->out, "Output directory (created)")->required();
+  compile->add_flag("--json", c->json, "Print the written paths and hashes as JSON");
+  compile->callback([c, &result] { RunCommand(result, [&] { return RunCompile(*c); }); });
+
+  auto k = std::make_shared<CheckOptions>();
+  CLI::App* check = app.add_subcommand(
+      "check", "Test the generated kernel against the interpreter on fresh random inputs");
+  check->add_option("input", k->input, "Task directory or HLO module file")->required();
+  check->add_option("--target", k->target, "Target to check (cpu)");
+  check->add_option("--seeds", k->seeds, "Number of input seeds (default 3)");
+  check->add_option("--atol", k->atol, "Absolute tolerance for every output (default: the task's)");
+  check->add_option("--rtol", k->rtol, "Relative tolerance for every output (default: the task's)");
+  check->add_option("--timeout", k->timeout_s, "Seconds one run may take (default 60)")
+      ->check(CLI::PositiveNumber);
+  check->add_option("--source", k->source,
+                    "Check this C++ file instead of the generated module.cc (same buffer ABI)");
+  check->add_flag("--json", k->json, "Print the test report as JSON");
+  check->callback([k, &result] { RunCommand(result, [&] { return RunCheck(*k); }); });
+}
+
+}  // namespace mk::cli
