@@ -12,7 +12,8 @@ mk=build/maxkernel
 out="$(mktemp -d /tmp/maxkernel-main-XXXXXX)"
 
 echo "== suite"
-"$mk" suite list | head -5
+"$mk" suite list > "$out/suite.txt"
+head -5 "$out/suite.txt"
 echo "== task $task"
 "$mk" hlo check "$task/module.hlo"
 echo "== compile for cpu -> $out/kernel"
