@@ -1,4 +1,5 @@
 #include "codegen/cpu/cpu_emitter.h"
+#include "codegen/cpu/test_harness.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -17,28 +18,8 @@ namespace {
 
 class CpuEmitterTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    char tmpl[] = "/tmp/mk-codegen-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    cache_dir_ = tmpl;
-  }
+  static void SetUpTestSuite() { cache_dir_ = testing::MakeTempDir("mk-codegen-test"); }
   static void TearDownTestSuite() { std::filesystem::remove_all(cache_dir_); }
-
-  static std::vector<hlo::Literal> RandomArgs(const hlo::Module& m, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<double> normal(0.0, 1.0);
-    std::vector<hlo::Literal> args;
-    for (const hlo::Instruction* p : m.entry()->parameters()) {
-      hlo::Literal lit(p->shape);
-      for (int64_t i = 0; i < lit.num_elements(); ++i) {
-        if (hlo::IsFloat(lit.dtype())) lit.SetDouble(i, normal(rng));
-        else if (lit.dtype() == hlo::DType::kPred) lit.SetInt64(i, rng() & 1);
-        else lit.SetInt64(i, static_cast<int64_t>(rng() % 7) - 3);
-      }
-      args.push_back(std::move(lit));
-    }
-    return args;
-  }
 
   // Compiles `text` for the CPU, runs it and the interpreter on the same random inputs and
   // expects every output element to agree within `tol` (relative to max(1, |expected|)).
@@ -62,7 +43,7 @@ class CpuEmitterTest : public ::testing::Test {
     auto lib = exec.Build(*impl);
     ASSERT_TRUE(lib.ok()) << lib.status().ToString();
     for (uint32_t seed = 1; seed <= 2; ++seed) {
-      auto args = RandomArgs(**module, seed);
+      auto args = testing::RandomArgs(**module, seed);
       auto expected = interp::Evaluate(**module, args);
       ASSERT_TRUE(expected.ok()) << expected.status().ToString();
       std::vector<hlo::Literal> want;

@@ -15,6 +15,7 @@
 
 #include "analysis/fusion_plan.h"
 #include "codegen/cpu/cpu_emitter.h"
+#include "codegen/cpu/test_harness.h"
 #include "hlo/call_inliner.h"
 #include "hlo/parser.h"
 #include "interp/elided_constants.h"
@@ -52,30 +53,8 @@ std::string BuildModule(const std::string& name, const std::string& computations
 
 class OpsAgreementTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    char tmpl[] = "/tmp/mk-ops-agreement-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    cache_dir_ = tmpl;
-  }
+  static void SetUpTestSuite() { cache_dir_ = testing::MakeTempDir("mk-ops-agreement"); }
   static void TearDownTestSuite() { std::filesystem::remove_all(cache_dir_); }
-
-  static std::vector<hlo::Literal> RandomArgs(const hlo::Module& m, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<double> normal(0.0, 1.0);
-    std::vector<hlo::Literal> args;
-    for (const hlo::Instruction* p : m.entry()->parameters()) {
-      hlo::Literal lit(p->shape);
-      for (int64_t i = 0; i < lit.num_elements(); ++i) {
-        if (hlo::IsFloat(lit.dtype())) lit.SetDouble(i, normal(rng));
-        else if (lit.dtype() == hlo::DType::kPred) lit.SetInt64(i, rng() & 1);
-        else if (lit.dtype() == hlo::DType::kU64) lit.SetUInt64(i, (uint64_t{rng()} << 32) | rng());
-        else if (hlo::IsUnsignedInt(lit.dtype())) lit.SetInt64(i, static_cast<int64_t>(rng() % 256));
-        else lit.SetInt64(i, static_cast<int64_t>(rng() % 9) - 3);
-      }
-      args.push_back(std::move(lit));
-    }
-    return args;
-  }
 
   // Runs `text` through both engines on `seeds` random inputs and compares every output.
   void ExpectAgreement(const std::string& text, double tol = 0, int seeds = 2,
@@ -107,7 +86,7 @@ class OpsAgreementTest : public ::testing::Test {
     auto lib = exec.Build(*impl);
     ASSERT_TRUE(lib.ok()) << lib.status().ToString();
     for (int seed = 1; seed <= seeds; ++seed) {
-      auto args = RandomArgs(**module, static_cast<uint32_t>(seed));
+      auto args = testing::RandomArgs(**module, static_cast<uint32_t>(seed));
       // The interpreter runs the module as written (calls included): it also checks the inliner.
       auto expected = interp::Evaluate(**module, args);
       ASSERT_TRUE(expected.ok()) << expected.status().ToString();
