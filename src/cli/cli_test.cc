@@ -1,12 +1,9 @@
 // End-to-end tests: run the real `maxkernel` binary (MK_BINARY) and check exit codes, output
 // text and the files it writes.
 #include <dirent.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_test_util.h"
 #include "support/npy.h"
 
 extern char** environ;
@@ -26,11 +24,7 @@ extern char** environ;
 namespace mk::cli {
 namespace {
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using RunResult = testing::Ran;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -95,33 +89,7 @@ class CliTest : public ::testing::Test {
   }
 
   // Runs MK_BINARY with `args`; stdout and stderr are captured through files.
-  RunResult Run(const std::vector<std::string>& args) {
-    std::string out_path = Path("stdout.txt"), err_path = Path("stderr.txt");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    std::vector<std::string> argv_strings = {MK_BINARY};
-    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& s : argv_strings) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    RunResult r;
-    int rc = posix_spawn(&pid, MK_BINARY, &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    EXPECT_EQ(rc, 0) << "cannot start " << MK_BINARY;
-    if (rc != 0) return r;
-    int status = 0;
-    waitpid(pid, &status, 0);
-    // A crash (signal) shows as exit code 128+signal so that every test notices it.
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = ReadFile(out_path);
-    r.err = ReadFile(err_path);
-    return r;
-  }
+  RunResult Run(const std::vector<std::string>& args) { return testing::RunMaxkernel(args); }
 
   // Names of the out*.npy files (and any leftover temporaries) in `dir`.
   static std::vector<std::string> OutputFiles(const std::string& dir) {

@@ -1,11 +1,10 @@
 // End-to-end: the debugger writes repro artifacts for injected failures, and the real binary's
 // `maxkernel debug repro` reproduces each (exit 0), reports a fixed one as not reproduced
 // (exit 1) and refuses a bad file (exit 2); `debug explain` prints the recorded diagnosis.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
+
+#include "cli/cli_test_util.h"
 #include <stdlib.h>
-#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
@@ -47,17 +46,7 @@ constexpr const char* kCrashStatement =
     "  { volatile int* volatile mk_null = nullptr; *mk_null = 1; }\n";
 #endif
 
-struct Ran {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::Ran;
 
 class DebugCliTest : public ::testing::Test {
  protected:
@@ -76,29 +65,7 @@ class DebugCliTest : public ::testing::Test {
     fs::remove_all(dir_, ec);
   }
 
-  Ran Run(std::vector<std::string> argv) {
-    argv.insert(argv.begin(), MK_BINARY);
-    std::string out = dir_ + "/stdout.txt", err = dir_ + "/stderr.txt";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<char*> args;
-    for (std::string& s : argv) args.push_back(s.data());
-    args.push_back(nullptr);
-    pid_t pid = 0;
-    Ran r;
-    int rc = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    EXPECT_EQ(rc, 0) << "cannot start " << argv[0];
-    if (rc != 0) return r;
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = Slurp(out);
-    r.err = Slurp(err);
-    return r;
-  }
+  Ran Run(const std::vector<std::string>& args) { return testing::RunMaxkernel(args); }
 
   // Lowers the module, applies `edit` to the one kernel's body start, observes and diagnoses
   // the failure, and returns the diagnosis (with its artifact).

@@ -1,10 +1,9 @@
 // End-to-end tests of the CPU engine commands (`eval --engine cpu`, `compile`, `check`): they
 // run the real `maxkernel` binary (MK_BINARY) and, for compile, a C compiler on its example.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
+
+#include "cli/cli_test_util.h"
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -25,10 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Ran {
-  int exit_code = -1;
-  std::string out, err;
-};
+using testing::Ran;
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -108,28 +104,7 @@ class EngineCliTest : public ::testing::Test {
   std::string Path(const std::string& name) const { return dir_ + "/" + name; }
 
   // Runs argv[0] (MK_BINARY when empty) with stdout/stderr captured in files.
-  Ran Spawn(std::vector<std::string> argv) {
-    std::string out = Path("stdout.txt"), err = Path("stderr.txt");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<char*> args;
-    for (std::string& s : argv) args.push_back(s.data());
-    args.push_back(nullptr);
-    pid_t pid = 0;
-    Ran r;
-    int rc = posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    EXPECT_EQ(rc, 0) << "cannot start " << argv[0];
-    if (rc != 0) return r;
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = Slurp(out);
-    r.err = Slurp(err);
-    return r;
-  }
+  Ran Spawn(const std::vector<std::string>& argv) { return testing::RunCommand(argv); }
   Ran Run(std::vector<std::string> args) {
     args.insert(args.begin(), MK_BINARY);
     return Spawn(std::move(args));
