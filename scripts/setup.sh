@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEBIAN_PACKAGES=(
-  build-essential cmake ninja-build g++ clang libclang-rt-14-dev
+  build-essential cmake ninja-build ccache g++ clang libclang-rt-14-dev
   nlohmann-json3-dev libcli11-dev libssl-dev libfmt-dev libspdlog-dev libsqlite3-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev
   python3 python3-pip

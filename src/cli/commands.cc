@@ -15,6 +15,9 @@ int Main(int argc, char** argv) {
   RegisterEngineCommands(app, result);
   RegisterDoctorCommand(app, result);
   RegisterDebugCommands(app, result);
+  RegisterOptimizeCommand(app, result);
+  RegisterRunsCommands(app, result);
+  RegisterExportCommand(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

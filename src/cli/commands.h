@@ -29,6 +29,13 @@ void RegisterDebugCommands(CLI::App& app, CommandResult& result);
 // doctor_command.cc: `doctor` (machine, toolchain, data dir, measured peaks).
 void RegisterDoctorCommand(CLI::App& app, CommandResult& result);
 
+// optimize_command.cc: `optimize` (the auto driver of the agent pipeline).
+void RegisterOptimizeCommand(CLI::App& app, CommandResult& result);
+// runs_commands.cc: `runs list|show`, `artifacts get` (what the store remembers).
+void RegisterRunsCommands(CLI::App& app, CommandResult& result);
+// export_command.cc: `export RUN --format lib|jax-ffi`.
+void RegisterExportCommand(CLI::App& app, CommandResult& result);
+
 int Main(int argc, char** argv);
 
 }  // namespace mk::cli

@@ -4,6 +4,8 @@
 // naming the op and its source position.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +52,13 @@ class Emitter {
 };
 
 Result<std::unique_ptr<Emitter>> EmitterFor(const target::Target& target);
+
+// The JSON form of an implementation (stored as an artifact beside its sources and binary, so an
+// exported or resumed run needs nothing but the store):
+//   {"target", "hash", "entry_symbol", "flags": [...], "sources": [{"name", "text"}],
+//    "buffers": [{"role": "parameter"|"output", "index", "dtype", "dims": [...], "bytes"}]}
+nlohmann::json ImplementationToJson(const Implementation& impl);
+Result<Implementation> ImplementationFromJson(const nlohmann::json& j);
 
 // The buffer ABI of a module's entry computation (parameters, then outputs).
 Result<std::vector<BufferSlot>> EntryBuffers(const hlo::Module& module);

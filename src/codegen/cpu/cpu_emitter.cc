@@ -6,6 +6,7 @@
 
 #include "codegen/cpu/cpu_types.h"
 #include "codegen/cpu/emit_context.h"
+#include "codegen/cpu/kernel_spaces.h"
 #include "support/sha256.h"
 
 namespace mk::codegen::cpu {
@@ -79,16 +80,17 @@ Result<std::string> EmitKernel(ModuleContext& mc, const analysis::Kernel& kernel
 
 space::KernelSpace CpuEmitter::SpaceFor(const analysis::Kernel& kernel,
                                         const target::Target& target) const {
-  space::KernelSpace s;
-  space::ParamDomain threads;
-  threads.name = "threads";
-  threads.doc = "OpenMP threads for the kernel's outer loops (1 = serial)";
-  for (int t = 1; t <= target.cores; t *= 2) threads.values.push_back(t);
-  if (threads.values.back() != target.cores) threads.values.push_back(target.cores);
-  // Small kernels lose more to thread start-up than they gain.
-  threads.initial = kernel.bytes + kernel.flops < (1 << 20) ? 1 : target.cores;
-  s.params.push_back(threads);
-  return s;
+  switch (kernel.family) {
+    case analysis::KernelFamily::kLoop:
+      return LoopKernelSpace(kernel, target);
+    case analysis::KernelFamily::kReduction:
+      return ReductionKernelSpace(kernel, target);
+    case analysis::KernelFamily::kContraction:
+      return ContractionKernelSpace(kernel, target);
+    case analysis::KernelFamily::kStandalone:
+      break;
+  }
+  return StandaloneKernelSpace(kernel, target);
 }
 
 Result<Implementation> CpuEmitter::Emit(const analysis::FusionPlan& plan,

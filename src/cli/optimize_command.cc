@@ -1,0 +1,10 @@
+#include "cli/commands.h"
+
+namespace mk::cli {
+
+void RegisterOptimizeCommand(CLI::App& app, CommandResult& result) {
+  (void)app;
+  (void)result;
+}
+
+}  // namespace mk::cli

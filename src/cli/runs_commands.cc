@@ -1,0 +1,10 @@
+#include "cli/commands.h"
+
+namespace mk::cli {
+
+void RegisterRunsCommands(CLI::App& app, CommandResult& result) {
+  (void)app;
+  (void)result;
+}
+
+}  // namespace mk::cli
