@@ -222,7 +222,7 @@ Result<Diagnosis> DiagnosisFromJson(const json& j) {
 json ToJson(const DebugRequest& r) {
   json j = {{"module_text", r.module_text},
             {"candidate", space::ToJson(r.candidate)},
-            {"implementation", ToJson(r.implementation)},
+            {"implementation", codegen::ImplementationToJson(r.implementation)},
             {"failure", ToJson(r.failure)},
             {"seeds", r.seeds},
             {"timeout_s", r.timeout_s}};
@@ -246,7 +246,7 @@ Result<DebugRequest> DebugRequestFromJson(const json& j) {
     r.candidate = space::CandidateFromJson(c);
   }
   if (!Absent(j, "implementation")) {
-    MK_ASSIGN_OR_RETURN(r.implementation, ImplementationFromJson(j["implementation"]));
+    MK_ASSIGN_OR_RETURN(r.implementation, codegen::ImplementationFromJson(j["implementation"]));
   }
   if (!Absent(j, "failure")) {
     MK_ASSIGN_OR_RETURN(r.failure, FailureFromJson(j["failure"]));

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "hlo/call_inliner.h"
+#include "interp/elided_constants.h"
 
 namespace mk::agents {
 
@@ -53,6 +54,9 @@ Result<LoweredModule> CpuEngine::Lower(const hlo::Module& module) {
   LoweredModule lowered;
   // JAX wraps many functions in `call`; inlined, their ops fuse like any others.
   MK_ASSIGN_OR_RETURN(lowered.module, hlo::InlineCalls(module));
+  // Constants dumped as `{...}` get the interpreter's values, so the generated code computes
+  // what the oracle computes (real dumps such as graphsage_tf elide their embedding tables).
+  interp::FillElidedConstants(*lowered.module);
   MK_ASSIGN_OR_RETURN(lowered.plan, analysis::PlanFusion(*lowered.module, options_.fusion));
   for (const analysis::Kernel& k : lowered.plan.kernels) {
     lowered.candidate.kernels.push_back(emitter_.SpaceFor(k, target_).Initial());

@@ -172,7 +172,7 @@ json ToJson(const ProfileRequest& r) {
                         {"dims", lit.shape().dims()}}},
                       {"base64", Base64Encode(lit.raw(), lit.raw_size())}});
   }
-  return {{"implementation", ToJson(r.implementation)},
+  return {{"implementation", codegen::ImplementationToJson(r.implementation)},
           {"library",
            {{"key", r.library.key},
             {"so_path", r.library.so_path},
@@ -192,7 +192,7 @@ Result<ProfileRequest> ProfileRequestFromJson(const json& j) {
   if (!j.is_object()) return InvalidArgument("a profile request is a JSON object");
   ProfileRequest r;
   if (!j.contains("implementation")) return InvalidArgument("profile request has no implementation");
-  MK_ASSIGN_OR_RETURN(r.implementation, ImplementationFromJson(j["implementation"]));
+  MK_ASSIGN_OR_RETURN(r.implementation, codegen::ImplementationFromJson(j["implementation"]));
   if (j.contains("library")) {
     const json& lib = j["library"];
     MK_ASSIGN_OR_RETURN(r.library.key, Get<std::string>(lib, "key", ""));

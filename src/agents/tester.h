@@ -103,7 +103,5 @@ nlohmann::json ToJson(const TestRequest& request);
 Result<TestRequest> TestRequestFromJson(const nlohmann::json& j);
 nlohmann::json ToJson(const TestReport& report);
 Result<TestReport> TestReportFromJson(const nlohmann::json& j);
-nlohmann::json ToJson(const codegen::Implementation& impl);
-Result<codegen::Implementation> ImplementationFromJson(const nlohmann::json& j);
 
 }  // namespace mk::agents

@@ -1,5 +1,5 @@
-// JSON forms of the tester's request and report (and of an Implementation, which a request may
-// carry). Readers validate types and report a bad document as InvalidArgument, never throw.
+// JSON forms of the tester's request and report (a request may carry an Implementation, whose
+// form is codegen's). Readers validate types and report a bad document as InvalidArgument, never throw.
 #include <cmath>
 
 #include "agents/tester.h"
@@ -63,68 +63,13 @@ Result<T> Get(const json& j, const char* key, T fallback) {
 
 }  // namespace
 
-json ToJson(const codegen::Implementation& impl) {
-  json j = {{"target", impl.target},
-            {"flags", impl.flags},
-            {"hash", impl.hash},
-            {"entry_symbol", impl.entry_symbol}};
-  j["sources"] = json::array();
-  for (const auto& s : impl.sources) j["sources"].push_back({{"name", s.name}, {"text", s.text}});
-  j["buffers"] = json::array();
-  for (const auto& b : impl.buffers) {
-    j["buffers"].push_back(
-        {{"role", b.role == codegen::BufferSlot::Role::kOutput ? "output" : "parameter"},
-         {"index", b.index},
-         {"shape", ShapeToJson(b.shape)},
-         {"bytes", b.bytes}});
-  }
-  return j;
-}
-
-Result<codegen::Implementation> ImplementationFromJson(const json& j) {
-  if (!j.is_object()) return InvalidArgument("an implementation is a JSON object");
-  codegen::Implementation impl;
-  MK_ASSIGN_OR_RETURN(impl.target, Get<std::string>(j, "target", "cpu"));
-  MK_ASSIGN_OR_RETURN(impl.flags, Get<std::vector<std::string>>(j, "flags", {}));
-  MK_ASSIGN_OR_RETURN(impl.hash, Get<std::string>(j, "hash", ""));
-  MK_ASSIGN_OR_RETURN(impl.entry_symbol, Get<std::string>(j, "entry_symbol", "mk_kernel"));
-  if (j.contains("sources")) {
-    if (!j["sources"].is_array()) return InvalidArgument("'sources' must be an array");
-    for (const json& s : j["sources"]) {
-      if (!s.is_object()) return InvalidArgument("a source is {\"name\", \"text\"}");
-      codegen::SourceFile f;
-      MK_ASSIGN_OR_RETURN(f.name, Get<std::string>(s, "name", ""));
-      MK_ASSIGN_OR_RETURN(f.text, Get<std::string>(s, "text", ""));
-      impl.sources.push_back(std::move(f));
-    }
-  }
-  if (j.contains("buffers")) {
-    if (!j["buffers"].is_array()) return InvalidArgument("'buffers' must be an array");
-    for (const json& b : j["buffers"]) {
-      if (!b.is_object() || !b.contains("shape")) return InvalidArgument("a buffer needs a shape");
-      codegen::BufferSlot slot;
-      MK_ASSIGN_OR_RETURN(std::string role, Get<std::string>(b, "role", "parameter"));
-      if (role != "parameter" && role != "output") {
-        return InvalidArgument("buffer role must be 'parameter' or 'output'");
-      }
-      slot.role = role == "output" ? codegen::BufferSlot::Role::kOutput
-                                   : codegen::BufferSlot::Role::kParameter;
-      MK_ASSIGN_OR_RETURN(slot.index, Get<int>(b, "index", 0));
-      MK_ASSIGN_OR_RETURN(slot.shape, ShapeFromJson(b["shape"]));
-      slot.bytes = slot.shape.byte_size();
-      impl.buffers.push_back(std::move(slot));
-    }
-  }
-  return impl;
-}
-
 json ToJson(const TestRequest& r) {
   json j = {{"num_seeds", r.num_seeds}, {"seeds", r.seeds}, {"timeout_s", r.timeout_s}};
   if (!r.task_dir.empty()) j["task_dir"] = r.task_dir;
   if (!r.module_path.empty()) j["module_path"] = r.module_path;
   if (r.atol) j["atol"] = *r.atol;
   if (r.rtol) j["rtol"] = *r.rtol;
-  if (r.implementation) j["implementation"] = ToJson(*r.implementation);
+  if (r.implementation) j["implementation"] = codegen::ImplementationToJson(*r.implementation);
   return j;
 }
 
@@ -146,7 +91,7 @@ Result<TestRequest> TestRequestFromJson(const json& j) {
   }
   if (j.contains("implementation")) {
     MK_ASSIGN_OR_RETURN(codegen::Implementation impl,
-                        ImplementationFromJson(j["implementation"]));
+                        codegen::ImplementationFromJson(j["implementation"]));
     r.implementation = std::move(impl);
   }
   return r;

@@ -43,8 +43,9 @@ nlohmann::json ImplementationToJson(const Implementation& impl) {
   for (const auto& b : impl.buffers) {
     buffers.push_back({{"role", b.role == BufferSlot::Role::kParameter ? "parameter" : "output"},
                        {"index", b.index},
-                       {"dtype", std::string(hlo::DTypeName(b.shape.dtype()))},
-                       {"dims", b.shape.dims()},
+                       {"shape",
+                        {{"dtype", std::string(hlo::DTypeName(b.shape.dtype()))},
+                         {"dims", b.shape.dims()}}},
                        {"bytes", b.bytes}});
   }
   return {{"target", impl.target}, {"hash", impl.hash},   {"entry_symbol", impl.entry_symbol},
@@ -58,23 +59,29 @@ Result<Implementation> ImplementationFromJson(const nlohmann::json& j) {
   if (!j.is_object()) return bad("not an object");
   try {
     Implementation impl;
-    impl.target = j.at("target").get<std::string>();
-    impl.hash = j.at("hash").get<std::string>();
+    impl.target = j.value("target", std::string("cpu"));
+    impl.hash = j.value("hash", std::string());
     impl.entry_symbol = j.value("entry_symbol", std::string("mk_kernel"));
-    impl.flags = j.at("flags").get<std::vector<std::string>>();
-    for (const auto& s : j.at("sources")) {
+    impl.flags = j.value("flags", std::vector<std::string>{});
+    for (const auto& s : j.value("sources", nlohmann::json::array())) {
       impl.sources.push_back({s.at("name").get<std::string>(), s.at("text").get<std::string>()});
     }
-    for (const auto& b : j.at("buffers")) {
+    for (const auto& b : j.value("buffers", nlohmann::json::array())) {
       BufferSlot slot;
       std::string role = b.at("role").get<std::string>();
       if (role != "parameter" && role != "output") return bad("buffer role '" + role + "'");
       slot.role = role == "parameter" ? BufferSlot::Role::kParameter : BufferSlot::Role::kOutput;
       slot.index = b.at("index").get<int>();
-      auto dtype = hlo::ParseDType(b.at("dtype").get<std::string>());
-      if (!dtype) return bad("unknown dtype '" + b.at("dtype").get<std::string>() + "'");
-      slot.shape = hlo::Shape(*dtype, b.at("dims").get<std::vector<int64_t>>());
-      slot.bytes = b.at("bytes").get<int64_t>();
+      const auto& shape = b.at("shape");
+      std::string dtype_name = shape.at("dtype").get<std::string>();
+      auto dtype = hlo::ParseDType(dtype_name);
+      if (!dtype) return bad("unknown element type '" + dtype_name + "'");
+      auto dims = shape.at("dims").get<std::vector<int64_t>>();
+      for (int64_t d : dims) {
+        if (d < 0) return bad("negative dimension");
+      }
+      slot.shape = hlo::Shape(*dtype, std::move(dims));
+      slot.bytes = b.value("bytes", slot.shape.byte_size());
       if (slot.bytes != slot.shape.byte_size()) return bad("buffer bytes do not match its shape");
       impl.buffers.push_back(std::move(slot));
     }

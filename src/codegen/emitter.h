@@ -56,7 +56,10 @@ Result<std::unique_ptr<Emitter>> EmitterFor(const target::Target& target);
 // The JSON form of an implementation (stored as an artifact beside its sources and binary, so an
 // exported or resumed run needs nothing but the store):
 //   {"target", "hash", "entry_symbol", "flags": [...], "sources": [{"name", "text"}],
-//    "buffers": [{"role": "parameter"|"output", "index", "dtype", "dims": [...], "bytes"}]}
+//    "buffers": [{"role": "parameter"|"output", "index", "shape": {"dtype", "dims": [...]},
+//                 "bytes"}]}
+// Readers reject a damaged document (wrong types, unknown dtype, bytes that disagree with the
+// shape) as InvalidArgument; absent optional fields take their defaults.
 nlohmann::json ImplementationToJson(const Implementation& impl);
 Result<Implementation> ImplementationFromJson(const nlohmann::json& j);
 

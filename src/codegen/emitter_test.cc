@@ -36,11 +36,14 @@ TEST(ImplementationJson, RoundTripsEveryField) {
 TEST(ImplementationJson, RejectsDamagedForms) {
   nlohmann::json j = ImplementationToJson(Sample());
   EXPECT_FALSE(ImplementationFromJson(nlohmann::json::array()).ok());
-  auto no_hash = j;
-  no_hash.erase("hash");
-  EXPECT_FALSE(ImplementationFromJson(no_hash).ok());
+  auto no_shape = j;
+  no_shape["buffers"][0].erase("shape");
+  EXPECT_FALSE(ImplementationFromJson(no_shape).ok());
+  auto bad_flags = j;
+  bad_flags["flags"] = 3;
+  EXPECT_FALSE(ImplementationFromJson(bad_flags).ok());
   auto bad_dtype = j;
-  bad_dtype["buffers"][0]["dtype"] = "f33";
+  bad_dtype["buffers"][0]["shape"]["dtype"] = "f33";
   EXPECT_FALSE(ImplementationFromJson(bad_dtype).ok());
   auto bad_bytes = j;
   bad_bytes["buffers"][1]["bytes"] = 13;
