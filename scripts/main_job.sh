@@ -1,23 +1,22 @@
 #!/usr/bin/env bash
-# The main job on a suite workload, with the embedded store's defaults: build, show the suite,
-# then generate, verify and compile a CPU kernel for one workload's ci task and check it against
-# the reference interpreter on fresh seeded inputs. (This becomes `maxkernel optimize` when the
-# optimizer lands.) Usage: scripts/main_job.sh [WORKLOAD_ID]   (default 12p: Llama RMSNorm)
+# The main job: build, then `maxkernel optimize` on a suite workload's ci task with the embedded
+# store (SQLite under the data directory, $MAXKERNEL_HOME or ~/.local/share/maxkernel): plan,
+# then implement / build / test / profile candidates, and write the result JSON, an HTML report
+# and a Prometheus metrics file. Usage: scripts/main_job.sh [WORKLOAD_ID] [extra optimize args]
+# (default 12p: Llama RMSNorm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 id="${1:-12p}"
+shift || true
 task="bench/jaxbench/$id/ci"
 scripts/build.sh build
 mk=build/maxkernel
 out="$(mktemp -d /tmp/maxkernel-main-XXXXXX)"
 
-echo "== suite"
-"$mk" suite list > "$out/suite.txt"
-head -5 "$out/suite.txt"
-echo "== task $task"
-"$mk" hlo check "$task/module.hlo"
-echo "== compile for cpu -> $out/kernel"
-"$mk" compile "$task" --target cpu -o "$out/kernel"
-echo "== check against the interpreter (3 fresh seeds, NaN-poisoned outputs)"
-"$mk" check "$task" --target cpu --seeds 3
-echo "main job done: artifacts in $out"
+echo "== optimize $task (auto mode, cpu)"
+"$mk" optimize "$task" --target cpu --max-iterations 12 --time-budget 300 \
+  --report "$out/report.html" --metrics-file "$out/maxkernel.prom" "$@"
+"$mk" optimize --help >/dev/null
+echo "== stored runs"
+"$mk" runs list --limit 3 || true
+echo "main job done: report $out/report.html, metrics $out/maxkernel.prom"

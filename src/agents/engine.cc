@@ -49,14 +49,19 @@ CpuEngine::CpuEngine(EngineOptions options)
       compiler_(CompileOptionsFor(options_)),
       executor_(compiler_, sandbox_) {}
 
-Result<LoweredModule> CpuEngine::Lower(const hlo::Module& module) {
+Result<std::unique_ptr<hlo::Module>> PrepareForLowering(const hlo::Module& module) {
   if (!module.entry()) return InvalidArgument("module has no ENTRY computation");
-  LoweredModule lowered;
   // JAX wraps many functions in `call`; inlined, their ops fuse like any others.
-  MK_ASSIGN_OR_RETURN(lowered.module, hlo::InlineCalls(module));
+  MK_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> prepared, hlo::InlineCalls(module));
   // Constants dumped as `{...}` get the interpreter's values, so the generated code computes
   // what the oracle computes (real dumps such as graphsage_tf elide their embedding tables).
-  interp::FillElidedConstants(*lowered.module);
+  interp::FillElidedConstants(*prepared);
+  return prepared;
+}
+
+Result<LoweredModule> CpuEngine::Lower(const hlo::Module& module) {
+  LoweredModule lowered;
+  MK_ASSIGN_OR_RETURN(lowered.module, PrepareForLowering(module));
   MK_ASSIGN_OR_RETURN(lowered.plan, analysis::PlanFusion(*lowered.module, options_.fusion));
   for (const analysis::Kernel& k : lowered.plan.kernels) {
     lowered.candidate.kernels.push_back(emitter_.SpaceFor(k, target_).Initial());

@@ -62,6 +62,10 @@ class CpuEngine {
                                  const runtime::ExecuteOptions& options = {});
 
   const target::Target& target() const { return target_; }
+  // The target with measured peaks (machine probe) instead of the nominal ones.
+  void set_target(target::Target target) { target_ = std::move(target); }
+  const codegen::Emitter& emitter() const { return emitter_; }
+  runtime::CompilerDriver& compiler() { return compiler_; }
   runtime::SandboxRunner& sandbox() { return sandbox_; }
 
  private:
@@ -72,6 +76,10 @@ class CpuEngine {
   runtime::SandboxRunner sandbox_;
   runtime::CpuExecutor executor_;
 };
+
+// The module every lowering starts from: calls inlined, elided constants filled with the
+// interpreter's values. Used by CpuEngine::Lower and the planner, so both plan the same graph.
+Result<std::unique_ptr<hlo::Module>> PrepareForLowering(const hlo::Module& module);
 
 // The outputs of a run as the module's root value: the single array, or a tuple of them.
 hlo::Literal RootValue(const hlo::Module& module, std::vector<hlo::Literal> outputs);

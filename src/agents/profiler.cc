@@ -282,18 +282,23 @@ Result<Comparison> CompareInterleaved(const ProfileRequest& a, const ProfileRequ
   return c;
 }
 
+std::string ComputeDtypeOf(const analysis::Kernel& k) {
+  const hlo::Instruction* hero = k.hero;
+  if (hero != nullptr &&
+      (hero->opcode == hlo::Opcode::kDot || hero->opcode == hlo::Opcode::kConvolution) &&
+      hero->operand_count() >= 2 && ReadsBf16(hero->operand(0)) && ReadsBf16(hero->operand(1))) {
+    return "bf16";
+  }
+  return "f32";
+}
+
 PlanTotals TotalsOf(const analysis::FusionPlan& plan) {
   PlanTotals t;
   int64_t bf16_flops = 0;
   for (const analysis::Kernel& k : plan.kernels) {
     t.flops += k.flops;
     t.bytes += k.bytes;
-    const hlo::Instruction* hero = k.hero;
-    if (hero != nullptr &&
-        (hero->opcode == hlo::Opcode::kDot || hero->opcode == hlo::Opcode::kConvolution) &&
-        hero->operand_count() >= 2 && ReadsBf16(hero->operand(0)) && ReadsBf16(hero->operand(1))) {
-      bf16_flops += k.flops;
-    }
+    if (ComputeDtypeOf(k) == "bf16") bf16_flops += k.flops;
   }
   if (t.flops > 0 && 2 * bf16_flops > t.flops) t.compute_dtype = "bf16";
   return t;

@@ -146,6 +146,9 @@ struct PlanTotals {
   std::string compute_dtype = "f32";
 };
 PlanTotals TotalsOf(const analysis::FusionPlan& plan);
+// "bf16" for a contraction kernel whose two operands are read as bf16, else "f32": the dtype
+// whose peak bounds the kernel's compute.
+std::string ComputeDtypeOf(const analysis::Kernel& kernel);
 
 nlohmann::json ToJson(const TimingProtocol& protocol);
 Result<TimingProtocol> TimingProtocolFromJson(const nlohmann::json& j);

@@ -253,13 +253,21 @@ Result<TestReport> RunTester(const TestRequest& request, CpuEngine& engine) {
       report.seeds.push_back(std::move(sr));
       continue;
     }
-    interp::InterpreterOptions iopts;
-    Result<hlo::Literal> expected = interp::Evaluate(module, args, iopts);
-    if (!expected.ok()) {
-      return expected.status().WithContext("evaluating the reference for seed " +
-                                           std::to_string(seed));
+    std::vector<hlo::Literal> want;
+    auto cached = request.reference_cache ? request.reference_cache->find(seed)
+                                          : decltype(request.reference_cache->end()){};
+    if (request.reference_cache && cached != request.reference_cache->end()) {
+      want = cached->second;
+    } else {
+      interp::InterpreterOptions iopts;
+      Result<hlo::Literal> expected = interp::Evaluate(module, args, iopts);
+      if (!expected.ok()) {
+        return expected.status().WithContext("evaluating the reference for seed " +
+                                             std::to_string(seed));
+      }
+      want = Leaves(std::move(*expected));
+      if (request.reference_cache) (*request.reference_cache)[seed] = want;
     }
-    std::vector<hlo::Literal> want = Leaves(std::move(*expected));
     if (want.size() != ran.outputs.size()) {
       return Internal("the implementation has " + std::to_string(ran.outputs.size()) +
                       " outputs, the module " + std::to_string(want.size()));

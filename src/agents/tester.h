@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +37,11 @@ struct TestRequest {
   // Override every output's tolerance (defaults: the task's; 1e-5 / 1e-5 for a bare module).
   std::optional<double> atol, rtol;
   double timeout_s = 60;  // per run of the kernel, load included
+  // In-process only (not part of the JSON form): the oracle's outputs per seed, filled on first
+  // use and reused by later requests on the same module, so an optimization run interprets each
+  // seed once instead of once per candidate. Must only be shared between requests that name
+  // the same task or module.
+  std::shared_ptr<std::map<uint64_t, std::vector<hlo::Literal>>> reference_cache;
 };
 
 // The comparison of one output for one seed.

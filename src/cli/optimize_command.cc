@@ -1,10 +1,347 @@
+// `maxkernel optimize`: the auto driver (agents/auto_driver.h) from the command line — the main
+// job a user runs. Progress on stderr (a redrawn line on a terminal, one line per candidate
+// otherwise), a final table (or the result JSON with --json) on stdout, an HTML report, a
+// Prometheus textfile. SIGINT stops after the current step and leaves a resumable run.
+// docs/OPTIMIZE.md documents the options, the result schema and the exit codes.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/auto_driver.h"
+#include "agents/pipeline_metrics.h"
+#include "agents/profiler.h"
+#include "agents/report_html.h"
+#include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "store/artifact_store.h"
+#include "store/data_dir.h"
+#include "store/sqlite_store.h"
+#include "support/metrics.h"
+#include "task/task.h"
 
 namespace mk::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kExitInterrupted = 130;  // the shell's convention for a SIGINT-ended command
+
+struct OptimizeOptions {
+  std::string task;
+  std::string target = "cpu";
+  std::optional<int> max_iterations;
+  std::optional<double> time_budget_s;
+  std::string target_metric;
+  uint64_t seed = 0;
+  int test_seeds = 2;
+  double min_time = 0.2;
+  double run_timeout_s = 60;
+  std::optional<int64_t> resume;
+  std::string db;
+  std::string report;
+  std::string metrics_file;
+  bool json = false;
+  bool quiet = false;
+  bool probe = false;
+  bool no_probe = false;
+};
+
+std::atomic<bool> g_stop{false};
+extern "C" void OnSigint(int) { g_stop.store(true); }
+
+std::string Seconds(double s) {
+  char buf[32];
+  if (s >= 1) std::snprintf(buf, sizeof buf, "%.3f s", s);
+  else if (s >= 1e-3) std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
+  else std::snprintf(buf, sizeof buf, "%.1f us", s * 1e6);
+  return buf;
+}
+
+// The progress display: one redrawn line on a terminal, plain lines otherwise (CI logs).
+class Progress {
+ public:
+  explicit Progress(bool quiet) : quiet_(quiet), tty_(isatty(STDERR_FILENO) != 0) {}
+  ~Progress() { Finish(); }
+
+  void Update(const agents::AutoProgress& p) {
+    if (quiet_) return;
+    std::string line = "[" + std::to_string(p.iteration) + "/" + std::to_string(p.max_iterations) + "]";
+    if (p.outcome) {
+      line += " cand " + std::to_string(p.outcome->seq) + ": " + p.outcome->status;
+      if (p.outcome->profile) line += " " + Seconds(p.outcome->profile->timing.median_s);
+    } else {
+      line += " run " + std::to_string(p.run_id) + " planned";
+    }
+    if (p.best_s) {
+      line += " | best " + Seconds(*p.best_s);
+      if (p.first_s && *p.best_s > 0) line += Format("  x%.2f vs first", *p.first_s / *p.best_s);
+      if (p.speedup_vs_baseline) line += Format("  x%.2f vs XLA", *p.speedup_vs_baseline);
+      if (p.best_roofline_fraction) line += Format("  %.1f%% roofline", 100 * *p.best_roofline_fraction);
+    }
+    line += Format("  (%.0f s)", p.elapsed_s);
+    if (tty_) {
+      std::string bar = Bar(p.iteration, p.max_iterations);
+      std::fprintf(stderr, "\r\033[K%s %s", bar.c_str(), line.c_str());
+      open_line_ = true;
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    std::fflush(stderr);
+  }
+  void Note(const std::string& text) {
+    if (quiet_) return;
+    Finish();
+    std::fprintf(stderr, "%s\n", text.c_str());
+  }
+  void Finish() {
+    if (open_line_) std::fprintf(stderr, "\n");
+    open_line_ = false;
+  }
+
+ private:
+  static std::string Format(const char* fmt, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, fmt, v);
+    return buf;
+  }
+  static std::string Bar(int done, int total) {
+    constexpr int kWidth = 20;
+    int filled = total > 0 ? std::min(kWidth, done * kWidth / total) : 0;
+    return "[" + std::string(static_cast<size_t>(filled), '#') +
+           std::string(static_cast<size_t>(kWidth - filled), '.') + "]";
+  }
+  bool quiet_, tty_;
+  bool open_line_ = false;
+};
+
+// Forwards agent timings to the metrics and counts finished candidates.
+class CountingObserver final : public agents::PipelineObserver {
+ public:
+  explicit CountingObserver(agents::PipelineMetrics* metrics) : metrics_(metrics) {}
+  void OnAgent(const std::string& agent, const std::string& status, double seconds) override {
+    if (metrics_) metrics_->OnAgent(agent, status, seconds);
+  }
+
+ private:
+  agents::PipelineMetrics* metrics_;
+};
+
+void PrintTable(const json& r) {
+  const json& task = r["task"];
+  std::printf("run %lld: %s (%s, %s) on %s — %s (%s)\n", r["run_id"].get<long long>(),
+              task.value("id", "").c_str(), task.value("name", "").c_str(),
+              task.value("scale", "").c_str(), r["target"].value("model", "").c_str(),
+              r.value("status", "").c_str(), r.value("stop_reason", "").c_str());
+  std::printf("\n  %4s  %-12s  %12s  %9s  %s\n", "seq", "status", "median", "roofline", "schedule");
+  for (const json& c : r["candidates"]) {
+    std::string t = c["median_s"].is_number() ? Seconds(c["median_s"].get<double>()) : "-";
+    std::string roof = "-";
+    if (c["roofline_fraction"].is_number()) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.1f%%", 100 * c["roofline_fraction"].get<double>());
+      roof = buf;
+    }
+    std::string sched = c["schedule"].dump();
+    if (sched.size() > 60) sched = sched.substr(0, 57) + "...";
+    std::printf("  %4lld  %-12s  %12s  %9s  %s\n", c["seq"].get<long long>(),
+                c.value("status", "").c_str(), t.c_str(), roof.c_str(), sched.c_str());
+  }
+  const json& best = r["best"];
+  std::printf("\n");
+  if (!best.is_object()) {
+    std::printf("no correct kernel was produced\n");
+    return;
+  }
+  std::printf("best       candidate %lld: %s (p10 %s, p90 %s)\n", best["seq"].get<long long>(),
+              Seconds(best["median_s"].get<double>()).c_str(),
+              Seconds(best["p10_s"].get<double>()).c_str(),
+              Seconds(best["p90_s"].get<double>()).c_str());
+  if (best["speedup_vs_first"].is_number()) {
+    std::printf("vs first   x%.2f%s\n", best["speedup_vs_first"].get<double>(),
+                best["comparison_with_first"].is_object() ? " (interleaved A/B in this run)" : "");
+  }
+  if (best["speedup_vs_baseline"].is_number()) {
+    std::printf("vs XLA     x%.2f (baseline %s, recorded %s)\n",
+                best["speedup_vs_baseline"].get<double>(),
+                Seconds(r["baseline"]["median_s"].get<double>()).c_str(),
+                r["baseline"].value("date", "").c_str());
+  } else {
+    std::printf("vs XLA     no baseline recorded (maxkernel baseline %s --xla)\n",
+                task.value("dir", "").c_str());
+  }
+  std::printf("roofline   %.1f%% (%s-bound; %s peaks)\n", 100 * best["roofline_fraction"].get<double>(),
+              best.value("bottleneck", "").c_str(), r["target"].value("peaks_source", "").c_str());
+  std::printf("throughput %.2f GFLOP/s, %.2f GB/s\n", best["gflops"].get<double>(),
+              best["gbps"].get<double>());
+  for (const auto& [role, sha] : best["artifacts"].items()) {
+    std::printf("artifact   %-14s %s\n", role.c_str(), sha.get<std::string>().c_str());
+  }
+}
+
+Result<int> RunOptimize(const OptimizeOptions& o) {
+  if (o.target != "cpu") {
+    return Unimplemented("target '" + o.target + "' is not available yet (available: cpu)");
+  }
+  if (o.task.empty() == !o.resume.has_value()) {
+    return InvalidArgument("give a task directory, or --resume RUN (not both)");
+  }
+  agents::AutoRequest req;
+  req.task_dir = o.task;
+  req.resume_run = o.resume;
+  agents::AutoOptions& ao = req.options;
+  if (o.max_iterations) {
+    if (*o.max_iterations < 1) return InvalidArgument("--max-iterations must be at least 1");
+    ao.max_iterations = *o.max_iterations;
+    req.override_max_iterations = o.max_iterations;
+  }
+  if (o.time_budget_s) {
+    ao.time_budget_s = *o.time_budget_s;
+    req.override_time_budget_s = o.time_budget_s;
+  }
+  MK_ASSIGN_OR_RETURN(ao.target_metric, agents::ParseTargetMetric(o.target_metric));
+  ao.seed = o.seed;
+  if (o.test_seeds < 1) return InvalidArgument("--test-seeds must be at least 1");
+  ao.pipeline.test_seeds = o.test_seeds;
+  ao.pipeline.run_timeout_s = o.run_timeout_s;
+  ao.pipeline.protocol.min_seconds = o.min_time;
+  ao.pipeline.maxkernel_version = MK_VERSION;
+
+  MK_ASSIGN_OR_RETURN(store::DataDir dir, store::ResolveDataDir(o.db));
+  MK_RETURN_IF_ERROR(store::EnsureDataDir(dir));
+  MK_ASSIGN_OR_RETURN(auto db, store::SqliteStore::Open(dir.db_path.string()));
+  store::ArtifactStore artifacts(dir.root);
+  ao.pipeline.repro_dir = (dir.root / "repros").string();
+
+  // Bad input is reported before anything slow (the machine probe) starts.
+  if (o.resume) {
+    if (!db->GetRun(*o.resume).ok()) {
+      return NotFound("no run " + std::to_string(*o.resume) + " in " + dir.db_path.string());
+    }
+  } else {
+    MK_RETURN_IF_ERROR(task::LoadTaskWithModule(o.task).status());
+  }
+
+  Progress progress(o.quiet);
+  agents::CpuEngine engine;
+  if (o.probe && o.no_probe) return InvalidArgument("--probe and --no-probe contradict each other");
+  if (o.no_probe) {
+    // Stored peaks when there are some; the nominal model otherwise (reported as such).
+    auto stored = db->LatestMachineProbe(
+        engine.target().model.empty() ? "unknown cpu" : engine.target().model, engine.target().cores);
+    if (stored.ok() && *stored) {
+      MK_ASSIGN_OR_RETURN(target::Target t, agents::LoadOrProbe(*db, false));
+      engine.set_target(t);
+    }
+  } else {
+    MK_ASSIGN_OR_RETURN(auto stored, db->LatestMachineProbe(
+                                         engine.target().model.empty() ? "unknown cpu" : engine.target().model,
+                                         engine.target().cores));
+    if (!stored || o.probe) progress.Note("probing this CPU's peak FLOP/s and bandwidth (stored for later runs) ...");
+    MK_ASSIGN_OR_RETURN(target::Target probed, agents::LoadOrProbe(*db, o.probe));
+    engine.set_target(probed);
+  }
+
+  MetricsRegistry registry;
+  MK_ASSIGN_OR_RETURN(std::unique_ptr<agents::PipelineMetrics> metrics,
+                      agents::PipelineMetrics::Create(registry));
+  CountingObserver observer(metrics.get());
+  agents::AutoCallbacks callbacks;
+  callbacks.observer = &observer;
+  callbacks.on_progress = [&](const agents::AutoProgress& p) {
+    if (p.outcome) metrics->OnCandidate(p.outcome->status);
+    progress.Update(p);
+  };
+
+  g_stop.store(false);
+  req.stop = &g_stop;
+  struct sigaction sa {}, old {};
+  sa.sa_handler = OnSigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old);
+  auto started = std::chrono::steady_clock::now();
+  Result<json> result = agents::RunAuto(req, *db, artifacts, engine, callbacks);
+  sigaction(SIGINT, &old, nullptr);
+  progress.Finish();
+  if (!result.ok()) return result.status();
+  double duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  metrics->OnResult(*result, duration);
+
+  std::vector<OutputFile> files;
+  if (!o.report.empty()) {
+    std::string html = agents::RenderOptimizeReport(*result);
+    MK_ASSIGN_OR_RETURN(std::string report_sha, artifacts.Put(html, "text/html"));
+    (*result)["report_artifact"] = report_sha;
+    (void)db->AddEvent(result->value("run_id", int64_t{0}), "run.report",
+                       json{{"report_artifact", report_sha}}.dump());
+    files.push_back({o.report, html});
+  }
+  if (!files.empty()) MK_RETURN_IF_ERROR(WriteFilesAtomically(files));
+  if (!o.metrics_file.empty()) MK_RETURN_IF_ERROR(registry.WriteTextfile(o.metrics_file));
+
+  if (o.json) {
+    std::cout << result->dump(2) << "\n";
+  } else {
+    PrintTable(*result);
+    if (!o.report.empty()) std::printf("report     %s\n", o.report.c_str());
+    if (!o.metrics_file.empty()) std::printf("metrics    %s\n", o.metrics_file.c_str());
+  }
+  std::string status = result->value("status", "");
+  if (status == "cancelled") {
+    std::fprintf(stderr, "interrupted: resume with `maxkernel optimize --resume %lld%s`\n",
+                 static_cast<long long>(result->value("run_id", int64_t{0})),
+                 o.db.empty() ? "" : (" --db " + o.db).c_str());
+    return kExitInterrupted;
+  }
+  return status == "succeeded" ? kExitOk : kExitFailed;
+}
+
+}  // namespace
 
 void RegisterOptimizeCommand(CLI::App& app, CommandResult& result) {
-  (void)app;
-  (void)result;
+  auto o = std::make_shared<OptimizeOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "optimize",
+      "Find the fastest correct kernel for a task: plan, then implement, build, test and profile "
+      "candidates until the target metric or the budget is reached (auto mode)");
+  cmd->add_option("task", o->task, "Task directory (task.yaml + module.hlo)");
+  cmd->add_option("--target", o->target, "Target to generate for (cpu)");
+  cmd->add_option("--max-iterations", o->max_iterations,
+                  "Candidates to evaluate in the run (default 20; a resumed run counts earlier ones)");
+  cmd->add_option("--time-budget", o->time_budget_s,
+                  "Seconds this invocation may spend (default 600; 0 = unlimited)");
+  cmd->add_option("--target-metric", o->target_metric,
+                  "Stop once met: roofline>=F, speedup>=X (over the task's XLA baseline), "
+                  "time<=SECONDS");
+  cmd->add_option("--seed", o->seed, "Seed of the candidate proposer (default 0)");
+  cmd->add_option("--test-seeds", o->test_seeds,
+                  "Fresh input seeds each candidate is tested on (default 2)");
+  cmd->add_option("--min-time", o->min_time,
+                  "Seconds of timed runs per candidate, at least (default 0.2)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--timeout", o->run_timeout_s, "Seconds one run of a candidate may take (default 60)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--resume", o->resume, "Continue run RUN (killed or interrupted)");
+  cmd->add_option("--db", o->db, "Database file (default: DATA_DIR/maxkernel.db)");
+  cmd->add_option("--report", o->report, "Write an HTML report (self-contained) to FILE");
+  cmd->add_option("--metrics-file", o->metrics_file,
+                  "Write Prometheus metrics to FILE (node_exporter textfile format)");
+  cmd->add_flag("--json", o->json, "Print the result as JSON (schema in docs/OPTIMIZE.md)");
+  cmd->add_flag("-q,--quiet", o->quiet, "No progress output");
+  cmd->add_flag("--probe", o->probe, "Measure this CPU's peaks again before the run");
+  cmd->add_flag("--no-probe", o->no_probe,
+                "Never measure: use stored peaks, else the nominal model (quick runs, tests)");
+  cmd->footer(
+      "Exit codes: 0 a correct kernel was produced, 1 none was, 2 bad input, 130 interrupted "
+      "(the run can be resumed with --resume RUN).");
+  cmd->callback([o, &result] { RunCommand(result, [&] { return RunOptimize(*o); }); });
 }
 
 }  // namespace mk::cli

@@ -80,6 +80,23 @@ TEST_F(SandboxTest, RunsAndTimesAGoodKernel) {
   EXPECT_EQ(r.times_s.size(), 3u);
 }
 
+TEST_F(SandboxTest, ManyTimedCallsComeBackAsAtMost4096Samples) {
+  // 100k calls of a tiny kernel: their raw times would not fit one reply message.
+  auto region = SharedRegion::Create({16, 16, 16});
+  ASSERT_TRUE(region.ok());
+  RunRequest req;
+  req.so_path = Build(kAddBody);
+  req.output_buffers = {2};
+  req.min_iterations = 100000;
+  req.max_iterations = 100000;
+  auto outcome = runner_.Run(req, *region);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  ASSERT_EQ(outcome->status, RunStatus::kOk) << outcome->message;
+  EXPECT_LE(outcome->times_s.size(), 4096u);
+  EXPECT_GE(outcome->times_s.size(), 3000u);
+  for (double t : outcome->times_s) EXPECT_GT(t, 0);
+}
+
 TEST_F(SandboxTest, CrashIsReportedAndNextCandidateRuns) {
   RunOutcome crash = RunAdd(Build("std::raise(SIGSEGV);"), nullptr);
   EXPECT_EQ(crash.status, RunStatus::kCrashed);

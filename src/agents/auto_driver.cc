@@ -1,0 +1,481 @@
+#include "agents/auto_driver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <map>
+
+#include <unistd.h>
+
+#include "agents/implementer.h"
+#include "agents/neighbourhood_search.h"
+#include "hlo/printer.h"
+#include "hlo/verifier.h"
+
+namespace mk::agents {
+
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string UtcNow() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+json OptionsToJson(const AutoOptions& o) {
+  return {{"max_iterations", o.max_iterations},
+          {"time_budget_s", o.time_budget_s},
+          {"target_metric", o.target_metric.text},
+          {"seed", o.seed},
+          {"test_seeds", o.pipeline.test_seeds},
+          {"run_timeout_s", o.pipeline.run_timeout_s},
+          {"protocol", ToJson(o.pipeline.protocol)},
+          {"compare_rounds", o.compare_rounds}};
+}
+
+Result<AutoOptions> OptionsFromJson(const json& j, AutoOptions base) {
+  try {
+    base.max_iterations = j.value("max_iterations", base.max_iterations);
+    base.time_budget_s = j.value("time_budget_s", base.time_budget_s);
+    MK_ASSIGN_OR_RETURN(base.target_metric,
+                        ParseTargetMetric(j.value("target_metric", std::string())));
+    base.seed = j.value("seed", base.seed);
+    base.pipeline.test_seeds = j.value("test_seeds", base.pipeline.test_seeds);
+    base.pipeline.run_timeout_s = j.value("run_timeout_s", base.pipeline.run_timeout_s);
+    if (j.contains("protocol")) {
+      MK_ASSIGN_OR_RETURN(base.pipeline.protocol, TimingProtocolFromJson(j["protocol"]));
+    }
+    base.compare_rounds = j.value("compare_rounds", base.compare_rounds);
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("the run's stored options are damaged: ") + e.what());
+  }
+  return base;
+}
+
+std::optional<double> BaselineSeconds(const task::Task& t) {
+  if (t.baseline && t.baseline->median_s > 0) return t.baseline->median_s;
+  return std::nullopt;
+}
+
+bool MetricMet(const TargetMetric& m, double best_s, double roofline_fraction,
+               std::optional<double> baseline_s) {
+  switch (m.kind) {
+    case TargetMetric::Kind::kNone: return false;
+    case TargetMetric::Kind::kRoofline: return roofline_fraction >= m.threshold;
+    case TargetMetric::Kind::kSpeedup: return baseline_s && *baseline_s / best_s >= m.threshold;
+    case TargetMetric::Kind::kTime: return best_s <= m.threshold;
+  }
+  return false;
+}
+
+// What the store knows about a run's candidates, in seq order.
+struct History {
+  struct Entry {
+    store::CandidateRecord candidate;
+    std::optional<store::MeasurementRecord> measurement;
+    std::optional<store::DiagnosisRecord> diagnosis;
+    std::optional<store::BuildRecord> build;  // the latest
+  };
+  std::vector<Entry> entries;
+};
+
+Result<History> LoadHistory(store::Store& db, int64_t run_id) {
+  History h;
+  MK_ASSIGN_OR_RETURN(auto candidates, db.ListCandidates(run_id));
+  MK_ASSIGN_OR_RETURN(auto measurements, db.ListMeasurements(run_id));
+  MK_ASSIGN_OR_RETURN(auto diagnoses, db.ListDiagnoses(run_id));
+  std::sort(candidates.begin(), candidates.end(),
+            [](const auto& a, const auto& b) { return a.seq < b.seq; });
+  for (auto& c : candidates) {
+    History::Entry e;
+    e.candidate = c;
+    for (const auto& m : measurements) {
+      if (m.key.candidate_id == c.id && (!e.measurement || m.median_s < e.measurement->median_s)) {
+        e.measurement = m;
+      }
+    }
+    for (const auto& d : diagnoses) {
+      if (d.candidate_id == c.id) e.diagnosis = d;
+    }
+    MK_ASSIGN_OR_RETURN(auto builds, db.ListBuilds(c.id));
+    if (!builds.empty()) e.build = builds.back();
+    h.entries.push_back(std::move(e));
+  }
+  return h;
+}
+
+std::string CandidateStatusText(const History::Entry& e) {
+  switch (e.candidate.status) {
+    case store::CandidateStatus::kCorrect: return e.measurement ? "correct" : "unmeasured";
+    case store::CandidateStatus::kBuildFailed: return "build_failed";
+    case store::CandidateStatus::kTestFailed: return "test_failed";
+    case store::CandidateStatus::kProposed:
+    case store::CandidateStatus::kBuilt: return "unfinished";
+  }
+  return "unfinished";
+}
+
+json NullableNumber(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
+
+}  // namespace
+
+Result<TargetMetric> ParseTargetMetric(const std::string& text) {
+  TargetMetric m;
+  m.text = text;
+  if (text.empty()) return m;
+  auto bad = [&] {
+    return InvalidArgument("--target-metric '" + text +
+                           "': expected roofline>=F (0 < F <= 1), speedup>=X (X > 0, over the "
+                           "task's XLA baseline) or time<=SECONDS");
+  };
+  size_t op = text.find_first_of("<>");
+  if (op == std::string::npos || op + 1 >= text.size() || text[op + 1] != '=') return bad();
+  std::string name = text.substr(0, op);
+  std::string value = text.substr(op + 2);
+  char* end = nullptr;
+  m.threshold = std::strtod(value.c_str(), &end);
+  if (value.empty() || end == nullptr || *end != '\0' || !std::isfinite(m.threshold) ||
+      m.threshold <= 0) {
+    return bad();
+  }
+  if (name == "roofline" && text[op] == '>' && m.threshold <= 1) m.kind = TargetMetric::Kind::kRoofline;
+  else if (name == "speedup" && text[op] == '>') m.kind = TargetMetric::Kind::kSpeedup;
+  else if (name == "time" && text[op] == '<') m.kind = TargetMetric::Kind::kTime;
+  else return bad();
+  return m;
+}
+
+Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::ArtifactStore& artifacts,
+                     CpuEngine& engine, const AutoCallbacks& callbacks) {
+  auto start = Clock::now();
+  AutoOptions options = request.options;
+  int64_t run_id = 0;
+  std::string task_dir = request.task_dir;
+
+  // ---- the run: new, or the one to resume ------------------------------------------------
+  std::string stored_module_sha;
+  if (request.resume_run) {
+    run_id = *request.resume_run;
+    Result<store::RunRecord> run = db.GetRun(run_id);
+    if (!run.ok()) return NotFound("no run " + std::to_string(run_id) + " in this database");
+    if (run->status != store::RunStatus::kRunning && run->status != store::RunStatus::kCancelled) {
+      return InvalidArgument("run " + std::to_string(run_id) + " already finished (" +
+                             std::string(store::RunStatusName(run->status)) +
+                             "); start a new run instead");
+    }
+    if (run->mode != store::RunMode::kAuto) {
+      return InvalidArgument("run " + std::to_string(run_id) + " is a " +
+                             std::string(store::RunModeName(run->mode)) +
+                             " run; only auto runs resume here");
+    }
+    json config = json::parse(run->config_json, nullptr, false);
+    if (!config.is_object()) return InvalidArgument("run " + std::to_string(run_id) + " has no readable options");
+    MK_ASSIGN_OR_RETURN(options, OptionsFromJson(config, options));
+    if (request.override_max_iterations) options.max_iterations = *request.override_max_iterations;
+    if (request.override_time_budget_s) options.time_budget_s = *request.override_time_budget_s;
+    task_dir = config.value("task_dir", run->task_directory);
+    stored_module_sha = config.value("module_artifact", std::string());
+  }
+  MK_ASSIGN_OR_RETURN(task::LoadedTask loaded, task::LoadTaskWithModule(task_dir));
+  MK_RETURN_IF_ERROR(hlo::VerifyModule(*loaded.module));
+  std::string module_text = hlo::PrintModule(*loaded.module);
+  std::string module_yaml = task::TaskToYaml(loaded.task);
+  MK_ASSIGN_OR_RETURN(std::string module_sha, artifacts.Put(module_text, "text/x-hlo"));
+  if (request.resume_run) {
+    if (!stored_module_sha.empty() && stored_module_sha != module_sha) {
+      return InvalidArgument("the module of " + task_dir + " changed since run " +
+                             std::to_string(run_id) + " started; start a new run");
+    }
+    MK_RETURN_IF_ERROR(db.ResumeRun(run_id));
+    (void)db.AddEvent(run_id, "run.resumed", json{{"pid", static_cast<int64_t>(::getpid())}}.dump());
+  } else {
+    if (options.target_metric.kind == TargetMetric::Kind::kSpeedup && !BaselineSeconds(loaded.task)) {
+      return InvalidArgument(task_dir + " has no recorded baseline for --target-metric " +
+                             options.target_metric.text + "; record one with `maxkernel baseline " +
+                             task_dir + " --xla`");
+    }
+    store::TaskRecord tr;
+    tr.directory = task_dir;
+    tr.module_sha256 = module_sha;
+    tr.yaml = module_yaml;
+    MK_ASSIGN_OR_RETURN(int64_t task_id, db.UpsertTask(tr));
+    store::NewRun nr;
+    nr.task_id = task_id;
+    nr.mode = store::RunMode::kAuto;
+    nr.target = engine.target().name;
+    json config = OptionsToJson(options);
+    config["task_dir"] = task_dir;
+    config["module_artifact"] = module_sha;
+    nr.config_json = config.dump();
+    MK_ASSIGN_OR_RETURN(run_id, db.CreateRun(nr));
+    (void)db.AddEvent(run_id, "run.started", config.dump());
+  }
+  const task::Task& task = loaded.task;
+  std::optional<double> baseline_s = BaselineSeconds(task);
+
+  // ---- plan -------------------------------------------------------------------------------
+  PlanRequest preq;
+  preq.module = loaded.module.get();
+  preq.target = engine.target();
+  auto plan_start = Clock::now();
+  Result<Plan> plan = RunPlanner(preq, engine.emitter());
+  if (callbacks.observer) {
+    callbacks.observer->OnAgent("planner", plan.ok() ? "ok" : "error", SecondsSince(plan_start));
+  }
+  if (!plan.ok()) {
+    (void)db.AddEvent(run_id, "run.plan_failed", json{{"error", plan.status().ToString()}}.dump());
+    (void)db.FinishRun(run_id, store::RunStatus::kFailed);
+    return plan.status();
+  }
+  PipelineContext ctx{&db, &artifacts, &engine, callbacks.observer};
+  Pipeline pipeline(ctx, task, *loaded.module, *plan, options.pipeline);
+
+  std::vector<double> weights;
+  for (const auto& k : plan->kernels) weights.push_back(k.lower_bound_s);
+  NeighbourhoodSearch search(plan->spaces, plan->initial, weights, options.seed + static_cast<uint64_t>(run_id));
+
+  // ---- replay the history of a resumed run -------------------------------------------------
+  MK_ASSIGN_OR_RETURN(History history, LoadHistory(db, run_id));
+  std::vector<std::pair<int64_t, space::Candidate>> unfinished;
+  std::optional<std::pair<int64_t, double>> best;  // candidate id, median
+  std::optional<double> first_s;
+  int64_t next_seq = 0;
+  for (const auto& e : history.entries) {
+    space::Candidate c = space::CandidateFromJson(json::parse(e.candidate.schedule_json, nullptr, false));
+    next_seq = std::max(next_seq, e.candidate.seq + 1);
+    std::string st = CandidateStatusText(e);
+    if (st == "unfinished" || st == "unmeasured") {
+      unfinished.push_back({e.candidate.seq, c});
+      continue;
+    }
+    std::optional<double> t;
+    if (st == "correct") t = e.measurement->median_s;
+    search.Record(c, t);
+    if (t && (!best || *t < best->second)) best = {e.candidate.id, *t};
+    if (e.candidate.seq == 0 && t) first_s = t;
+  }
+
+  auto roofline_of = [&](double median_s) {
+    PlanTotals totals = TotalsOf(plan->fusion);
+    int64_t flops = task.flops > 0 ? task.flops : totals.flops;
+    int64_t bytes = task.bytes > 0 ? task.bytes : totals.bytes;
+    double peak = totals.compute_dtype == "bf16" && plan->target.peak_flops_bf16 > 0
+                      ? plan->target.peak_flops_bf16
+                      : plan->target.peak_flops_f32;
+    return AnalyzeRoofline(flops, bytes, median_s, peak, plan->target.bandwidth_bytes_per_s);
+  };
+  auto progress = [&](const CandidateOutcome* outcome, int iteration) {
+    if (!callbacks.on_progress) return;
+    AutoProgress p;
+    p.run_id = run_id;
+    p.iteration = iteration;
+    p.max_iterations = options.max_iterations;
+    p.outcome = outcome;
+    if (best) {
+      p.best_s = best->second;
+      p.best_roofline_fraction = roofline_of(best->second).fraction;
+      if (baseline_s) p.speedup_vs_baseline = *baseline_s / best->second;
+    }
+    p.first_s = first_s;
+    p.elapsed_s = SecondsSince(start);
+    callbacks.on_progress(p);
+  };
+  int finished = static_cast<int>(history.entries.size() - unfinished.size());
+  progress(nullptr, finished);
+
+  // ---- the loop ---------------------------------------------------------------------------
+  std::string stop_reason;
+  std::optional<space::Candidate> suggested;  // the debugger's fix for the last failure
+  auto metric_met = [&] {
+    return best && MetricMet(options.target_metric, best->second,
+                             roofline_of(best->second).fraction, baseline_s);
+  };
+  while (true) {
+    if (request.stop && request.stop->load()) { stop_reason = "interrupted"; break; }
+    if (metric_met()) { stop_reason = "target_metric_met"; break; }
+    if (unfinished.empty() && next_seq >= options.max_iterations) { stop_reason = "max_iterations"; break; }
+    if (options.time_budget_s > 0 && SecondsSince(start) >= options.time_budget_s) {
+      stop_reason = "time_budget";
+      break;
+    }
+    int64_t seq;
+    space::Candidate candidate;
+    if (!unfinished.empty()) {
+      seq = unfinished.front().first;
+      candidate = unfinished.front().second;
+      unfinished.erase(unfinished.begin());
+    } else {
+      std::optional<space::Candidate> next;
+      if (suggested && !search.Tried(*suggested)) next = suggested;
+      suggested.reset();
+      if (!next) next = search.Next();
+      if (!next) { stop_reason = "space_exhausted"; break; }
+      seq = next_seq++;
+      candidate = *next;
+    }
+    MK_ASSIGN_OR_RETURN(CandidateOutcome outcome, pipeline.Evaluate(run_id, seq, candidate));
+    std::optional<double> t;
+    if (outcome.correct()) t = outcome.profile->timing.median_s;
+    search.Record(outcome.candidate, t);
+    search.Record(candidate, t);  // the proposal as given, when the implementer completed it
+    if (t && (!best || *t < best->second)) {
+      best = {outcome.candidate_id, *t};
+      MK_RETURN_IF_ERROR(db.SetRunBest(run_id, outcome.candidate_id));
+    }
+    if (seq == 0 && t) first_s = t;
+    if (!outcome.correct() && outcome.diagnosis && !outcome.diagnosis->suggested_fix.empty()) {
+      suggested = ApplyFix(outcome.candidate, *outcome.diagnosis);
+      if (!CompleteCandidate(*plan, *suggested).ok()) suggested.reset();
+    }
+    ++finished;
+    progress(&outcome, finished);
+  }
+
+  // ---- the comparison that decides "speedup over the first candidate" -----------------------
+  MK_ASSIGN_OR_RETURN(history, LoadHistory(db, run_id));
+  const History::Entry* best_entry = nullptr;
+  const History::Entry* first_entry = nullptr;
+  for (const auto& e : history.entries) {
+    if (e.candidate.seq == 0) first_entry = &e;
+    if (best && e.candidate.id == best->first) best_entry = &e;
+  }
+  json comparison = nullptr;
+  std::optional<double> speedup_vs_first;
+  if (best_entry && first_entry && first_entry->measurement) {
+    if (best_entry == first_entry) {
+      speedup_vs_first = 1.0;
+    } else if (options.compare_rounds > 0 && !(request.stop && request.stop->load())) {
+      // Separate measurements drift with the machine's load; only an interleaved A/B run in one
+      // sitting gives a ratio worth reporting.
+      auto rebuild = [&](const History::Entry& e) {
+        return pipeline.Rebuild(space::CandidateFromJson(json::parse(e.candidate.schedule_json)));
+      };
+      auto a = rebuild(*first_entry);
+      auto b = rebuild(*best_entry);
+      if (a.ok() && b.ok()) {
+        auto ra = pipeline.ProfileRequestFor(a->first, a->second);
+        auto rb = pipeline.ProfileRequestFor(b->first, b->second);
+        if (ra.ok() && rb.ok()) {
+          auto cmp = CompareInterleaved(*ra, *rb, engine.sandbox(), options.compare_rounds);
+          if (cmp.ok() && cmp->a.ok() && cmp->b.ok()) {
+            speedup_vs_first = cmp->speedup_b_over_a;
+            comparison = {{"rounds", cmp->rounds},
+                          {"first_median_s", cmp->a.timing.median_s},
+                          {"best_median_s", cmp->b.timing.median_s},
+                          {"speedup", cmp->speedup_b_over_a},
+                          {"round_ratios", cmp->round_ratios}};
+          }
+        }
+      }
+    }
+    if (!speedup_vs_first) speedup_vs_first = first_entry->measurement->median_s / best->second;
+  }
+
+  // ---- the result -------------------------------------------------------------------------
+  bool interrupted = stop_reason == "interrupted";
+  store::RunStatus final_status = interrupted ? store::RunStatus::kCancelled
+                                  : best      ? store::RunStatus::kSucceeded
+                                              : store::RunStatus::kFailed;
+  json result;
+  result["schema"] = "maxkernel.optimize.result/1";
+  result["run_id"] = run_id;
+  result["status"] = std::string(store::RunStatusName(final_status));
+  result["stop_reason"] = stop_reason;
+  result["date"] = UtcNow();
+  result["task"] = {{"id", task.id}, {"name", task.name}, {"dir", task_dir}, {"scale", task.scale},
+                    {"dtype", task.dtype}, {"flops", task.flops}, {"bytes", task.bytes}};
+  result["target"] = {{"name", plan->target.name},
+                      {"model", plan->target.model},
+                      {"cores", plan->target.cores},
+                      {"peak_flops_f32", plan->target.peak_flops_f32},
+                      {"peak_flops_bf16", plan->target.peak_flops_bf16 > 0
+                                              ? json(plan->target.peak_flops_bf16)
+                                              : json(nullptr)},
+                      {"bandwidth_bytes_per_s", plan->target.bandwidth_bytes_per_s},
+                      {"peaks_source", plan->target.rates_measured ? "probe" : "nominal"}};
+  result["options"] = OptionsToJson(options);
+  result["iterations"] = history.entries.size();
+  result["elapsed_s"] = SecondsSince(start);
+  result["baseline"] = baseline_s ? json{{"engine", task.baseline->engine},
+                                         {"median_s", *baseline_s},
+                                         {"date", task.baseline->date}}
+                                  : json(nullptr);
+  result["first"] = first_entry && first_entry->measurement
+                        ? json{{"seq", 0},
+                               {"candidate_id", first_entry->candidate.id},
+                               {"median_s", first_entry->measurement->median_s}}
+                        : json(nullptr);
+  if (best_entry && best_entry->measurement) {
+    const auto& m = *best_entry->measurement;
+    Roofline r = roofline_of(m.median_s);
+    json arts = json::object();
+    if (best_entry->build) {
+      for (const auto& [role, sha] : best_entry->build->artifacts) arts[role] = sha;
+    }
+    result["best"] = {
+        {"seq", best_entry->candidate.seq},
+        {"candidate_id", best_entry->candidate.id},
+        {"median_s", m.median_s},
+        {"p10_s", m.p10_s},
+        {"p90_s", m.p90_s},
+        {"gflops", r.achieved_flops / 1e9},
+        {"gbps", r.achieved_bytes_per_s / 1e9},
+        {"roofline_fraction", r.fraction},
+        {"bottleneck", r.bottleneck},
+        {"speedup_vs_first", NullableNumber(speedup_vs_first)},
+        {"speedup_vs_baseline", baseline_s ? json(*baseline_s / m.median_s) : json(nullptr)},
+        {"comparison_with_first", comparison},
+        {"schedule", json::parse(best_entry->candidate.schedule_json, nullptr, false)},
+        {"artifacts", arts}};
+  } else {
+    result["best"] = nullptr;
+  }
+  json plan_json = ToJson(*plan);
+  for (auto& k : plan_json["kernels"]) k["measured_s"] = nullptr;
+  result["plan"] = plan_json;
+  json candidates = json::array();
+  std::optional<double> best_so_far;
+  for (const auto& e : history.entries) {
+    std::optional<double> t;
+    if (e.measurement && e.candidate.status == store::CandidateStatus::kCorrect) t = e.measurement->median_s;
+    if (t && (!best_so_far || *t < *best_so_far)) best_so_far = t;
+    candidates.push_back(
+        {{"seq", e.candidate.seq},
+         {"candidate_id", e.candidate.id},
+         {"status", CandidateStatusText(e)},
+         {"median_s", NullableNumber(t)},
+         {"best_so_far_s", NullableNumber(best_so_far)},
+         {"roofline_fraction", t ? json(roofline_of(*t).fraction) : json(nullptr)},
+         {"elapsed_s", e.candidate.created_at},
+         {"schedule", json::parse(e.candidate.schedule_json, nullptr, false)},
+         {"diagnosis", e.diagnosis ? json(e.diagnosis->diagnosis_class + ": " + e.diagnosis->message)
+                                   : json(nullptr)}});
+  }
+  // elapsed_s per candidate: seconds from the first candidate's creation (the store's clock).
+  if (!candidates.empty()) {
+    double t0 = candidates.front()["elapsed_s"].get<double>();
+    for (auto& c : candidates) c["elapsed_s"] = c["elapsed_s"].get<double>() - t0;
+  }
+  result["candidates"] = candidates;
+
+  MK_ASSIGN_OR_RETURN(std::string result_sha, artifacts.Put(result.dump(2), "application/json"));
+  result["result_artifact"] = result_sha;
+  (void)db.AddEvent(run_id, "run.finished",
+                    json{{"status", result["status"]}, {"stop_reason", stop_reason},
+                         {"result_artifact", result_sha}}.dump());
+  MK_RETURN_IF_ERROR(db.FinishRun(run_id, final_status));
+  return result;
+}
+
+}  // namespace mk::agents

@@ -1,0 +1,115 @@
+// The pipeline (DESIGN.md §2, §4): one candidate of a plan through
+//   implementer -> build (compile cache) -> [debugger] -> tester -> profiler
+// with every step recorded in the store (candidate, build with its artifacts, diagnosis,
+// measurement, events). The drivers — auto (auto_driver.h), and later hitl and search — decide
+// which candidates to evaluate; they all go through Pipeline::Evaluate, so a candidate is
+// judged the same way whoever proposed it, and is never "correct" without passing the tester.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/debugger.h"
+#include "agents/engine.h"
+#include "agents/planner.h"
+#include "agents/profiler.h"
+#include "agents/tester.h"
+#include "store/artifact_store.h"
+#include "store/store.h"
+#include "task/task.h"
+
+namespace mk::agents {
+
+// Told about every agent call and every finished candidate (progress bars, metrics).
+class PipelineObserver {
+ public:
+  virtual ~PipelineObserver() = default;
+  // agent: "planner", "implementer", "build", "debugger", "tester", "profiler";
+  // status: "ok", "failed" (the agent's verdict on the candidate), or "error" (the agent itself
+  // could not run).
+  virtual void OnAgent(const std::string& agent, const std::string& status, double seconds) {
+    (void)agent, (void)status, (void)seconds;
+  }
+};
+
+struct PipelineOptions {
+  int test_seeds = 2;           // fresh seeds per candidate (task seed + 1, + 2, ...)
+  double run_timeout_s = 60;    // one sandboxed run of a candidate, load included
+  TimingProtocol protocol;      // the profiler's
+  bool diagnose = true;         // run the debugger on failures
+  std::string repro_dir;        // where the debugger writes repro artifacts (empty: none)
+  std::string binary = "maxkernel";  // reproduce_cmd's first word
+  std::string maxkernel_version;
+};
+
+// Everything the pipeline works with; owned by the caller, outliving the pipeline.
+struct PipelineContext {
+  store::Store* store = nullptr;
+  store::ArtifactStore* artifacts = nullptr;
+  CpuEngine* engine = nullptr;
+  PipelineObserver* observer = nullptr;  // may be null
+};
+
+struct CandidateOutcome {
+  int64_t seq = 0;
+  int64_t candidate_id = 0;
+  space::Candidate candidate;
+  // "correct", "build_failed" (implementer or compiler refused), "test_failed" (wrong, crashed,
+  // timed out), "profile_failed" (passed the tester, then failed while timed).
+  std::string status;
+  std::optional<Profile> profile;  // correct candidates
+  std::string message;             // one line for failures
+  std::optional<Diagnosis> diagnosis;
+  std::map<std::string, std::string> artifacts;  // role -> sha256 (source, library, implementation)
+  double elapsed_s = 0;
+  bool correct() const { return status == "correct"; }
+};
+
+class Pipeline {
+ public:
+  // `task` and `oracle` (the module as loaded, verified) describe what is optimized; `plan` is
+  // the planner's result for it.
+  Pipeline(PipelineContext context, task::Task task, const hlo::Module& oracle, const Plan& plan,
+           PipelineOptions options);
+
+  // Evaluates `candidate` as candidate `seq` of run `run_id`. Idempotent on (run, seq): a
+  // resumed run re-evaluates an unfinished candidate under the same key. Errors are for the
+  // store or the machinery failing (disk full, a broken sandbox), never for a bad candidate.
+  Result<CandidateOutcome> Evaluate(int64_t run_id, int64_t seq, const space::Candidate& candidate);
+
+  // A profile request for a built implementation on the task's profiling inputs (seed = task
+  // seed), e.g. for an interleaved comparison of two candidates.
+  Result<ProfileRequest> ProfileRequestFor(const codegen::Implementation& impl,
+                                           const runtime::CompiledLibrary& library);
+  // Rebuilds (a compile-cache hit when nothing changed) a stored candidate's implementation.
+  Result<std::pair<codegen::Implementation, runtime::CompiledLibrary>> Rebuild(
+      const space::Candidate& candidate);
+
+  const Plan& plan() const { return plan_; }
+  const task::Task& task() const { return task_; }
+
+ private:
+  template <typename F>
+  auto Timed(const std::string& agent, F&& body);
+  void Event(int64_t run_id, const std::string& kind, nlohmann::json payload);
+  std::optional<Diagnosis> DiagnoseFailure(const space::Candidate& candidate,
+                                           const codegen::Implementation& impl,
+                                           const Failure& failure);
+
+  PipelineContext ctx_;
+  task::Task task_;
+  const hlo::Module& oracle_;
+  std::string oracle_text_;
+  const Plan& plan_;
+  PipelineOptions options_;
+  std::shared_ptr<std::map<uint64_t, std::vector<hlo::Literal>>> references_;
+  std::optional<std::vector<hlo::Literal>> profile_inputs_;
+};
+
+}  // namespace mk::agents

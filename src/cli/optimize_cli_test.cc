@@ -1,0 +1,256 @@
+// End-to-end tests of `maxkernel optimize` through the real binary: the result JSON, the HTML
+// report and the metrics file; bad input; and a run killed with SIGKILL mid-way, then resumed.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "cli/cli_test_util.h"
+#include "store/sqlite_store.h"
+
+namespace mk::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::RunMaxkernel;
+
+// Two kernels (a contraction with its epilogue, then a row reduction chain), so the space has
+// several points and a run takes a few candidates.
+constexpr const char* kModule = R"(HloModule two_kernels
+
+max_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+
+ENTRY main {
+  x = f32[32,16] parameter(0)
+  w = f32[16,24] parameter(1)
+  d = f32[32,24] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ninf = f32[] constant(-inf)
+  mx = f32[32] reduce(d, ninf), dimensions={1}, to_apply=max_f32
+  mb = f32[32,24] broadcast(mx), dimensions={0}
+  ROOT s = f32[32,24] subtract(d, mb)
+}
+)";
+
+constexpr const char* kYaml = R"(format: 1
+id: "two"
+name: "two_kernels"
+parameters:
+  - {name: "x", shape: [32, 16], dtype: f32, init: {kind: normal}}
+  - {name: "w", shape: [16, 24], dtype: f32, init: {kind: normal}}
+outputs:
+  - {shape: [32, 24], dtype: f32}
+tolerance: {atol: 0.001, rtol: 0.001}
+)";
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class OptimizeCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "mk_optimize_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    task_ = dir_ / "task";
+    fs::create_directories(task_);
+    std::ofstream(task_ / "task.yaml") << kYaml;
+    std::ofstream(task_ / "module.hlo") << kModule;
+    // Artifacts and the default database stay inside the test's directory.
+    ::setenv("MAXKERNEL_HOME", (dir_ / "home").c_str(), 1);
+    db_ = (dir_ / "runs.db").string();
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path dir_, task_;
+  std::string db_;
+};
+
+TEST_F(OptimizeCliTest, ProducesAResultJsonAReportAndAMetricsFile) {
+  fs::path report = dir_ / "report.html", metrics = dir_ / "run.prom";
+  auto r = RunMaxkernel({"optimize", task_.string(), "--max-iterations", "3", "--db", db_,
+                         "--json", "--report", report.string(), "--metrics-file",
+                         metrics.string(), "--min-time", "0.02", "--no-probe"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["schema"], "maxkernel.optimize.result/1");
+  EXPECT_EQ(j["status"], "succeeded");
+  EXPECT_EQ(j["task"]["id"], "two");
+  EXPECT_EQ(j["iterations"], 3);
+  ASSERT_TRUE(j["best"].is_object());
+  EXPECT_FALSE(j["report_artifact"].get<std::string>().empty());
+
+  std::string html = ReadFile(report);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("two_kernels"), std::string::npos);
+  std::string prom = ReadFile(metrics);
+  for (const char* name : {"maxkernel_auto_optimization_duration_seconds",
+                           "maxkernel_agent_execution_duration_seconds_bucket",
+                           "maxkernel_candidates_total{status=\"correct\"}",
+                           "maxkernel_best_speedup{task=\"two\""}) {
+    EXPECT_NE(prom.find(name), std::string::npos) << name << "\n" << prom;
+  }
+  EXPECT_FALSE(fs::exists(metrics.string() + ".tmp." + std::to_string(::getpid())));
+
+  // The table form names the best candidate and its artifacts.
+  auto t = RunMaxkernel({"optimize", task_.string(), "--max-iterations", "1", "--db", db_, "-q",
+                         "--min-time", "0.02", "--no-probe"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("best"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("artifact   library"), std::string::npos) << t.out;
+}
+
+TEST_F(OptimizeCliTest, BadInputExitsTwoAndNamesTheProblem) {
+  auto missing = RunMaxkernel({"optimize", (dir_ / "nope").string(), "--db", db_, "-q"});
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_NE(missing.err.find("nope"), std::string::npos) << missing.err;
+
+  auto metric = RunMaxkernel({"optimize", task_.string(), "--db", db_, "--target-metric", "fast"});
+  EXPECT_EQ(metric.exit_code, 2);
+  EXPECT_NE(metric.err.find("--target-metric"), std::string::npos) << metric.err;
+
+  auto no_baseline = RunMaxkernel(
+      {"optimize", task_.string(), "--db", db_, "--target-metric", "speedup>=2", "-q", "--no-probe"});
+  EXPECT_EQ(no_baseline.exit_code, 2);
+  EXPECT_NE(no_baseline.err.find("maxkernel baseline"), std::string::npos) << no_baseline.err;
+
+  auto both = RunMaxkernel({"optimize", task_.string(), "--resume", "1", "--db", db_});
+  EXPECT_EQ(both.exit_code, 2);
+  auto unknown = RunMaxkernel({"optimize", "--resume", "77", "--db", db_, "-q"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("77"), std::string::npos) << unknown.err;
+
+  auto target = RunMaxkernel({"optimize", task_.string(), "--target", "tpu-v5e", "--db", db_});
+  EXPECT_EQ(target.exit_code, 2);
+}
+
+// Starts maxkernel with `args` in the background; returns its pid.
+pid_t Spawn(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {MK_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    ::execv(cargv[0], cargv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+TEST_F(OptimizeCliTest, ARunKilledWithSigkillResumesWithoutLosingOrRepeatingMeasurements) {
+  // A slow profile (0.4 s of timed calls per candidate) leaves time to kill the run between
+  // its first stored measurement and its last candidate.
+  pid_t pid = Spawn({"optimize", task_.string(), "--max-iterations", "4", "--db", db_, "-q",
+                     "--min-time", "0.4", "--no-probe"});
+  ASSERT_GT(pid, 0);
+  std::vector<store::MeasurementRecord> before;
+  int64_t run_id = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (fs::exists(db_)) {
+      auto db = store::SqliteStore::Open(db_);
+      if (db.ok()) {
+        auto runs = (*db)->ListRuns(0);
+        if (runs.ok() && !runs->empty()) {
+          run_id = runs->front().id;
+          auto m = (*db)->ListMeasurements(run_id);
+          if (m.ok() && !m->empty()) {
+            before = *m;
+            break;
+          }
+        }
+      }
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, WNOHANG), 0) << "optimize ended before it could be killed";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_FALSE(before.empty()) << "no measurement was stored within 120 s";
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  {
+    auto db = store::SqliteStore::Open(db_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->CheckIntegrity().ok());
+    auto run = (*db)->GetRun(run_id);
+    ASSERT_TRUE(run.ok());
+    EXPECT_EQ(run->status, store::RunStatus::kRunning);  // killed: nobody finished it
+    // What was stored before the kill is still there.
+    auto m = (*db)->ListMeasurements(run_id);
+    ASSERT_TRUE(m.ok());
+    ASSERT_GE(m->size(), before.size());
+  }
+
+  auto resumed = RunMaxkernel({"optimize", "--resume", std::to_string(run_id), "--db", db_,
+                               "--json", "-q", "--min-time", "0.02", "--no-probe"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  json j = json::parse(resumed.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["run_id"], run_id);
+  EXPECT_EQ(j["status"], "succeeded");
+
+  auto db = store::SqliteStore::Open(db_);
+  ASSERT_TRUE(db.ok());
+  auto after = (*db)->ListMeasurements(run_id);
+  ASSERT_TRUE(after.ok());
+  std::map<int64_t, store::MeasurementRecord> by_id;
+  std::set<int64_t> candidates;
+  for (const auto& m : *after) {
+    by_id[m.id] = m;
+    EXPECT_TRUE(candidates.insert(m.key.candidate_id).second)
+        << "candidate " << m.key.candidate_id << " measured twice";
+  }
+  for (const auto& m : before) {
+    ASSERT_TRUE(by_id.count(m.id)) << "measurement " << m.id << " was lost";
+    EXPECT_EQ(by_id[m.id].median_s, m.median_s);
+    EXPECT_EQ(by_id[m.id].key, m.key);
+  }
+  // Every correct candidate has exactly one measurement; the run covers all 4 iterations or
+  // the whole space.
+  auto cands = (*db)->ListCandidates(run_id);
+  ASSERT_TRUE(cands.ok());
+  int correct = 0;
+  std::set<int64_t> seqs;
+  for (const auto& c : *cands) {
+    EXPECT_TRUE(seqs.insert(c.seq).second);
+    if (c.status == store::CandidateStatus::kCorrect) {
+      ++correct;
+      EXPECT_TRUE(candidates.count(c.id)) << "correct candidate " << c.seq << " has no measurement";
+    }
+  }
+  EXPECT_EQ(static_cast<size_t>(correct), after->size());
+  EXPECT_EQ(cands->size(), 4u);
+}
+
+}  // namespace
+}  // namespace mk::cli
