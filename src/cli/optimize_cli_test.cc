@@ -254,3 +254,34 @@ TEST_F(OptimizeCliTest, ARunKilledWithSigkillResumesWithoutLosingOrRepeatingMeas
 
 }  // namespace
 }  // namespace mk::cli
+
+namespace mk::cli {
+namespace {
+
+// The main job on five suite workloads of different families (ci scale): each produces a
+// correct kernel, a result JSON, a report and a metrics file.
+class OptimizeSuiteTest : public OptimizeCliTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(OptimizeSuiteTest, ProducesACorrectKernelWithEvidence) {
+  std::string task = std::string(MK_SOURCE_DIR) + "/bench/jaxbench/" + GetParam() + "/ci";
+  fs::path report = dir_ / "report.html", metrics = dir_ / "run.prom";
+  auto r = RunMaxkernel({"optimize", task, "--max-iterations", "3", "--db", db_, "--json",
+                         "--report", report.string(), "--metrics-file", metrics.string(),
+                         "--min-time", "0.02", "--no-probe"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["status"], "succeeded");
+  EXPECT_EQ(j["task"]["id"], GetParam());
+  ASSERT_TRUE(j["best"].is_object());
+  EXPECT_GT(j["best"]["median_s"].get<double>(), 0);
+  EXPECT_GE(j["candidates"].size(), 1u);
+  EXPECT_TRUE(fs::file_size(report) > 0);
+  EXPECT_NE(ReadFile(metrics).find("maxkernel_best_speedup"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, OptimizeSuiteTest,
+                         ::testing::Values("12p", "1p", "10p", "18k", "19k"));
+
+}  // namespace
+}  // namespace mk::cli
