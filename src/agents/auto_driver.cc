@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "agents/implementer.h"
+#include "agents/kernel_profiler.h"
 #include "agents/neighbourhood_search.h"
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
@@ -41,7 +42,8 @@ json OptionsToJson(const AutoOptions& o) {
           {"test_seeds", o.pipeline.test_seeds},
           {"run_timeout_s", o.pipeline.run_timeout_s},
           {"protocol", ToJson(o.pipeline.protocol)},
-          {"compare_rounds", o.compare_rounds}};
+          {"compare_rounds", o.compare_rounds},
+          {"profile_kernels", o.profile_kernels}};
 }
 
 Result<AutoOptions> OptionsFromJson(const json& j, AutoOptions base) {
@@ -57,6 +59,7 @@ Result<AutoOptions> OptionsFromJson(const json& j, AutoOptions base) {
       MK_ASSIGN_OR_RETURN(base.pipeline.protocol, TimingProtocolFromJson(j["protocol"]));
     }
     base.compare_rounds = j.value("compare_rounds", base.compare_rounds);
+    base.profile_kernels = j.value("profile_kernels", base.profile_kernels);
   } catch (const json::exception& e) {
     return InvalidArgument(std::string("the run's stored options are damaged: ") + e.what());
   }
@@ -443,6 +446,19 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
   }
   json plan_json = ToJson(*plan);
   for (auto& k : plan_json["kernels"]) k["measured_s"] = nullptr;
+  if (best_entry && options.profile_kernels > 0 && !(request.stop && request.stop->load())) {
+    space::Candidate c = space::CandidateFromJson(json::parse(best_entry->candidate.schedule_json));
+    auto timings = ProfileKernels(*plan, c, engine, options.pipeline.protocol, options.profile_kernels);
+    if (timings.ok()) {
+      for (const KernelTiming& t : *timings) {
+        for (auto& k : plan_json["kernels"]) {
+          if (k["id"] != t.kernel_id) continue;
+          k["measured_s"] = NullableNumber(t.median_s);
+          if (!t.error.empty()) k["measured_error"] = t.error;
+        }
+      }
+    }
+  }
   result["plan"] = plan_json;
   json candidates = json::array();
   std::optional<double> best_so_far;

@@ -34,6 +34,7 @@ struct AutoOptions {
   uint64_t seed = 0;             // the proposer's
   PipelineOptions pipeline;
   int compare_rounds = 6;        // interleaved best-vs-first comparison at the end (0: skip)
+  int profile_kernels = 6;       // time this many kernels of the best alone, for the report
 };
 
 struct AutoRequest {
