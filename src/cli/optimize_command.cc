@@ -52,6 +52,7 @@ struct OptimizeOptions {
   bool quiet = false;
   bool probe = false;
   bool no_probe = false;
+  int profile_kernels = 6;
 };
 
 std::atomic<bool> g_stop{false};
@@ -213,6 +214,8 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
   ao.pipeline.run_timeout_s = o.run_timeout_s;
   ao.pipeline.protocol.min_seconds = o.min_time;
   ao.pipeline.maxkernel_version = MK_VERSION;
+  if (o.profile_kernels < 0) return InvalidArgument("--profile-kernels must be 0 or more");
+  ao.profile_kernels = o.profile_kernels;
 
   MK_ASSIGN_OR_RETURN(store::DataDir dir, store::ResolveDataDir(o.db));
   MK_RETURN_IF_ERROR(store::EnsureDataDir(dir));
@@ -333,6 +336,9 @@ void RegisterOptimizeCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--report", o->report, "Write an HTML report (self-contained) to FILE");
   cmd->add_option("--metrics-file", o->metrics_file,
                   "Write Prometheus metrics to FILE (node_exporter textfile format)");
+  cmd->add_option("--profile-kernels", o->profile_kernels,
+                  "Time this many kernels of the best candidate alone, for the report's roofline "
+                  "chart (default 6; 0 = none)");
   cmd->add_flag("--json", o->json, "Print the result as JSON (schema in docs/OPTIMIZE.md)");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress output");
   cmd->add_flag("--probe", o->probe, "Measure this CPU's peaks again before the run");
