@@ -252,6 +252,32 @@ TEST_F(OptimizeCliTest, ARunKilledWithSigkillResumesWithoutLosingOrRepeatingMeas
   EXPECT_EQ(cands->size(), 4u);
 }
 
+TEST_F(OptimizeCliTest, TwoRunsAtOnceShareOneDatabase) {
+  std::vector<std::string> args = {"optimize", task_.string(), "--max-iterations", "3", "--db",
+                                   db_, "-q", "--min-time", "0.05", "--no-probe"};
+  pid_t a = Spawn(args);
+  pid_t b = Spawn(args);
+  ASSERT_GT(a, 0);
+  ASSERT_GT(b, 0);
+  for (pid_t pid : {a, b}) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+  auto db = store::SqliteStore::Open(db_);
+  ASSERT_TRUE(db.ok());
+  EXPECT_TRUE((*db)->CheckIntegrity().ok());
+  auto runs = (*db)->ListRuns(0);
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 2u);
+  for (const auto& run : *runs) {
+    EXPECT_EQ(run.status, store::RunStatus::kSucceeded);
+    EXPECT_EQ(run.candidate_count, 3);
+    EXPECT_EQ(run.measurement_count, 3);
+  }
+}
+
 }  // namespace
 }  // namespace mk::cli
 
