@@ -273,6 +273,9 @@ Status SandboxRunner::EnsureServer() {
   if (pid < 0) return IoError(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     close(sv[0]);
+    // Its own process group: a Ctrl-C at the terminal goes to the caller, which stops after the
+    // current step; a kernel being timed must not die of it and be recorded as crashed.
+    setpgid(0, 0);
     ServerMain(sv[1]);
   }
   close(sv[1]);
