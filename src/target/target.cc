@@ -51,6 +51,7 @@ Target HostCpu() {
   }
   t.cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
   t.vector_bytes = t.Has("avx512f") ? 64 : t.Has("avx2") ? 32 : 16;
+  t.vector_registers = t.Has("avx512f") ? 32 : 16;
   t.l1_bytes = CacheSize(_SC_LEVEL1_DCACHE_SIZE, t.l1_bytes);
   t.l2_bytes = CacheSize(_SC_LEVEL2_CACHE_SIZE, t.l2_bytes);
   t.l3_bytes = CacheSize(_SC_LEVEL3_CACHE_SIZE, t.l3_bytes);

@@ -19,6 +19,7 @@ struct Target {
   std::vector<std::string> isa;   // cpu: avx2, fma, avx512f, avx512bw, avx512vl, avx512_bf16
   int cores = 1;                  // cpu cores / TPU TensorCores / GPU SMs
   int vector_bytes = 32;          // widest SIMD register the code may use
+  int vector_registers = 16;      // architectural SIMD registers (AVX-512: 32, AVX2: 16)
   int64_t l1_bytes = 32 << 10, l2_bytes = 1 << 20, l3_bytes = 32 << 20;
   // Peak rates used by the roofline bound. `rates_measured` says whether they come from a
   // machine probe (issue: profiler) or from a nominal model (clock x lanes x FMA units).

@@ -44,6 +44,7 @@ Result<std::vector<std::string>> SlotPointers(FunctionEmitter& f, const Instruct
 Result<std::string> EmitKernel(ModuleContext& mc, const analysis::Kernel& kernel,
                                const space::Schedule& schedule) {
   FunctionEmitter f(mc, schedule);
+  f.BeginKernel(kernel);
   for (const Instruction* in : kernel.inputs) {
     if (in->opcode == Opcode::kConstant) {
       MK_RETURN_IF_ERROR(f.EmitInstruction(in));
@@ -72,7 +73,7 @@ Result<std::string> EmitKernel(ModuleContext& mc, const analysis::Kernel& kernel
   fn << "// " << kernel.name << ": " << kernel.instructions.size() << " ops, " << kernel.flops
      << " flops, " << kernel.bytes << " bytes\n"
      << "static void kernel_" << kernel.id << "(void** slot) {\n"
-     << f.out().str() << "}\n\n";
+     << f.Finish() << "}\n\n";
   return fn.str();
 }
 
@@ -175,7 +176,8 @@ Result<Implementation> CpuEmitter::Emit(const analysis::FusionPlan& plan,
   src << "}\n";
   std::string text = src.str();
   impl.sources.push_back({"module.cc", text});
-  impl.flags = {"-fopenmp"};
+  // -fno-math-errno: sqrt and friends set no errno, so they inline and vectorize (same results).
+  impl.flags = {"-fopenmp", "-fno-math-errno"};
   std::string key;
   for (const auto& s : impl.sources) key += s.name + "\n" + s.text;
   for (const auto& fl : impl.flags) key += fl + "\n";

@@ -125,18 +125,46 @@ Result<std::string> ConvertExpr(const Instruction& inst, const std::string& x) {
   return CannotLower(inst, "unsupported conversion");
 }
 
-// Operand index expressions for a result index, for ops that remap indices.
-std::vector<std::string> DelinearizeArgs(const std::string& linear, const std::vector<int64_t>& dims) {
-  std::vector<std::string> args;
-  int64_t stride = 1;
-  std::vector<int64_t> strides(dims.size());
-  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
-    strides[static_cast<size_t>(d)] = stride;
-    stride *= dims[static_cast<size_t>(d)];
+// The operand index of a reshape from `from` to `to` dims (equal element counts) at result
+// index i0..: size-1 dims are dropped (their index is 0), the rest split into the smallest groups
+// of consecutive dims with equal products. A group of one dim on each side is the same index
+// (most reshapes add or remove unit dims); otherwise the group's linear index is split up again.
+// Keeping the innermost index affine is what lets the compiler vectorize loops through reshapes.
+std::vector<std::string> ReshapeArgs(const std::vector<int64_t>& from,
+                                     const std::vector<int64_t>& to) {
+  std::vector<std::string> args(from.size(), "0");
+  std::vector<size_t> fi, ti;  // positions of the non-unit dims
+  for (size_t d = 0; d < from.size(); ++d) {
+    if (from[d] != 1) fi.push_back(d);
   }
-  for (size_t d = 0; d < dims.size(); ++d) {
-    args.push_back("((" + linear + " / " + std::to_string(strides[d]) + ") % " +
-                   std::to_string(dims[d]) + ")");
+  for (size_t d = 0; d < to.size(); ++d) {
+    if (to[d] != 1) ti.push_back(d);
+  }
+  size_t a = 0, b = 0;
+  while (a < fi.size() && b < ti.size()) {
+    const size_t a0 = a, b0 = b;
+    int64_t pa = from[fi[a++]], pb = to[ti[b++]];
+    while (pa != pb) {
+      if (pa < pb && a < fi.size()) pa *= from[fi[a++]];
+      else if (pb < pa && b < ti.size()) pb *= to[ti[b++]];
+      else break;  // unequal element counts: rejected by the caller
+    }
+    if (a - a0 == 1 && b - b0 == 1) {
+      args[fi[a0]] = "i" + std::to_string(ti[b0]);
+      continue;
+    }
+    std::string lin;
+    for (size_t k = b0; k < b; ++k) {
+      const std::string v = "i" + std::to_string(ti[k]);
+      lin = k == b0 ? v : "(" + lin + ") * " + std::to_string(to[ti[k]]) + " + " + v;
+    }
+    int64_t stride = 1;
+    for (size_t k = a; k-- > a0;) {
+      std::string e = stride == 1 ? "(" + lin + ")" : "((" + lin + ") / " + std::to_string(stride) + ")";
+      if (k != a0) e = "(" + e + " % " + std::to_string(from[fi[k]]) + ")";
+      args[fi[k]] = e;
+      stride *= from[fi[k]];
+    }
   }
   return args;
 }
@@ -297,9 +325,7 @@ Result<std::string> ElementalBody(FunctionEmitter& f, const Instruction& inst) {
         return CannotLower(inst, "reshape/bitcast that changes the element count or type");
       }
       if (ops[0]->shape.dims() == inst.shape.dims()) return Ret(SameIndex(f, ops[0]));
-      std::string lin = LinearIndexExpr(IndexVars(rank), inst.shape.dims());
-      return "const int64_t l = " + lin + "; " +
-             Ret(CallExpr(f.Fn(ops[0]), DelinearizeArgs("l", ops[0]->shape.dims())));
+      return Ret(CallExpr(f.Fn(ops[0]), ReshapeArgs(ops[0]->shape.dims(), inst.shape.dims())));
     }
     case Opcode::kSlice: {
       MK_RETURN_IF_ERROR(need(1));
@@ -332,6 +358,12 @@ Result<std::string> ElementalBody(FunctionEmitter& f, const Instruction& inst) {
         std::string ds = std::to_string(d);
         int64_t step = p.interior + 1;
         body << "const int64_t t" << ds << " = i" << ds << " - (" << p.low << "); ";
+        if (step == 1) {  // no interior padding: a plain bounds test keeps the index affine
+          body << "if (t" << ds << " < 0 || t" << ds << " >= " << ops[0]->shape.dim(d) << ") "
+               << Ret(CallExpr(f.Fn(ops[1]), {})) << " ";
+          args.push_back("t" + ds);
+          continue;
+        }
         body << "if (t" << ds << " < 0 || t" << ds << " % " << step << " != 0 || t" << ds
              << " / " << step << " >= " << ops[0]->shape.dim(d) << ") "
              << Ret(CallExpr(f.Fn(ops[1]), {})) << " ";

@@ -1,6 +1,12 @@
 #include "codegen/cpu/emit_context.h"
 
+#include <algorithm>
+#include <cstring>
+#include <ostream>
+
 #include "codegen/cpu/cpu_types.h"
+#include "codegen/cpu/vector_loops.h"
+#include "codegen/cpu/vector_rows.h"
 #include "hlo/literal.h"
 
 namespace mk::codegen::cpu {
@@ -50,6 +56,88 @@ std::string ModuleContext::Id(const Instruction* inst) {
   return id;
 }
 
+namespace {
+
+// Constants above this size are not written as initializer lists: g++ needs minutes and
+// gigabytes for millions of list elements (graphsage_tf's embedding tables).
+constexpr int64_t kInlineConstantBytes = 4096;
+
+// Element `i` of `lit` as a C++ expression of its storage type that reproduces the bits exactly
+// (and is a constant expression, so small constants fold into the code that reads them).
+std::string StorageLiteral(const hlo::Literal& lit, int64_t i) {
+  switch (lit.dtype()) {
+    case hlo::DType::kF32: {
+      uint32_t bits;
+      std::memcpy(&bits, lit.raw() + i * 4, 4);
+      return "mkrt::u2f(" + std::to_string(bits) + "u)";
+    }
+    case hlo::DType::kF64: {
+      uint64_t bits;
+      std::memcpy(&bits, lit.raw() + i * 8, 8);
+      return "mkrt::u2d(" + std::to_string(bits) + "ULL)";
+    }
+    case hlo::DType::kBF16:
+    case hlo::DType::kF16: {
+      uint16_t bits;
+      std::memcpy(&bits, lit.raw() + i * 2, 2);
+      return std::to_string(bits);
+    }
+    default:
+      if (hlo::IsUnsignedInt(lit.dtype())) return std::to_string(lit.GetUInt64(i)) + "ULL";
+      if (lit.dtype() == hlo::DType::kS64) {
+        return "static_cast<int64_t>(" + std::to_string(static_cast<uint64_t>(lit.GetInt64(i))) +
+               "ULL)";
+      }
+      return std::to_string(lit.GetInt64(i));
+  }
+}
+
+// True when every element has the same bits (a broadcast constant written out in full).
+bool IsSplat(const hlo::Literal& lit) {
+  const int64_t n = lit.num_elements();
+  if (n < 1) return false;
+  const int64_t w = hlo::DTypeByteSize(lit.dtype());
+  if (w <= 0) return false;
+  const uint8_t* b = lit.raw();
+  for (int64_t i = 1; i < n; ++i) {
+    if (std::memcmp(b, b + i * w, static_cast<size_t>(w)) != 0) return false;
+  }
+  return true;
+}
+
+// `bytes` as base64 string-literal pieces, one per line: compact source (4/3 of the data) that
+// g++ reads at tens of megabytes per second; mkrt::decode_base64 unpacks it at load time.
+void WriteBase64(std::ostream& out, const uint8_t* bytes, int64_t n) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string line;
+  line.reserve(4100);
+  for (int64_t i = 0; i < n; i += 3) {
+    uint32_t v = static_cast<uint32_t>(bytes[i]) << 16;
+    if (i + 1 < n) v |= static_cast<uint32_t>(bytes[i + 1]) << 8;
+    if (i + 2 < n) v |= bytes[i + 2];
+    line += kAlphabet[(v >> 18) & 63];
+    line += kAlphabet[(v >> 12) & 63];
+    line += i + 1 < n ? kAlphabet[(v >> 6) & 63] : '=';
+    line += i + 2 < n ? kAlphabet[v & 63] : '=';
+    if (line.size() >= 4096 || i + 3 >= n) {
+      out << "  \"" << line << "\"\n";
+      line.clear();
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> ModuleContext::ConstantSplat(const Instruction* inst) {
+  if (!inst->literal) return std::optional<std::string>();
+  const hlo::Literal& lit = *inst->literal;
+  MK_ASSIGN_OR_RETURN(std::string st, StorageType(lit.dtype()));
+  if (!IsSplat(lit)) return std::optional<std::string>();
+  return std::optional<std::string>(
+      LoadExpr(lit.dtype(), "static_cast<" + st + ">(" + StorageLiteral(lit, 0) + ")"));
+}
+
 Result<std::string> ModuleContext::ConstantArray(const Instruction* inst) {
   auto it = constants_.find(inst);
   if (it != constants_.end()) return it->second;
@@ -59,43 +147,33 @@ Result<std::string> ModuleContext::ConstantArray(const Instruction* inst) {
   const hlo::Literal& lit = *inst->literal;
   MK_ASSIGN_OR_RETURN(std::string st, StorageType(lit.dtype()));
   std::string name = "c" + Id(inst);
+  const int64_t n = lit.num_elements();
+  const int64_t bytes = lit.shape().byte_size();
   prelude_ << "// constant %" << inst->name << " " << inst->shape.ToString(false) << "\n";
-  prelude_ << "alignas(64) static const " << st << " " << name << "["
-           << std::max<int64_t>(1, lit.num_elements()) << "] = {";
-  // Emit the storage bits exactly (floats as their bit patterns via unions would be unreadable;
-  // integers of the storage type reproduce the bytes exactly for every type).
-  for (int64_t i = 0; i < lit.num_elements(); ++i) {
-    if (i) prelude_ << ",";
-    if (i % 16 == 0) prelude_ << "\n  ";
-    switch (lit.dtype()) {
-      case hlo::DType::kF32: {
-        uint32_t bits;
-        std::memcpy(&bits, lit.raw() + i * 4, 4);
-        prelude_ << "mkrt::u2f(" << bits << "u)";
-        break;
-      }
-      case hlo::DType::kF64: {
-        double v;
-        std::memcpy(&v, lit.raw() + i * 8, 8);
-        if (std::isnan(v)) prelude_ << "std::numeric_limits<double>::quiet_NaN()";
-        else if (std::isinf(v)) prelude_ << (v < 0 ? "-" : "") << "std::numeric_limits<double>::infinity()";
-        else prelude_ << hlo::FormatFloat(v, hlo::DType::kF64);
-        break;
-      }
-      case hlo::DType::kBF16:
-      case hlo::DType::kF16: {
-        uint16_t bits;
-        std::memcpy(&bits, lit.raw() + i * 2, 2);
-        prelude_ << bits;
-        break;
-      }
-      default:
-        if (hlo::IsUnsignedInt(lit.dtype())) prelude_ << lit.GetUInt64(i) << "ULL";
-        else if (lit.dtype() == hlo::DType::kS64) prelude_ << "static_cast<int64_t>(" << static_cast<uint64_t>(lit.GetInt64(i)) << "ULL)";
-        else prelude_ << lit.GetInt64(i);
+  if (bytes <= kInlineConstantBytes) {
+    // Small: an initializer list of exact storage bits, a compile-time constant.
+    prelude_ << "alignas(64) static constexpr " << st << " " << name << "["
+             << std::max<int64_t>(1, n) << "] = {";
+    for (int64_t i = 0; i < n; ++i) {
+      if (i) prelude_ << ",";
+      if (i % 16 == 0) prelude_ << "\n  ";
+      prelude_ << StorageLiteral(lit, i);
     }
+    prelude_ << "};\n";
+  } else if (IsSplat(lit)) {
+    // Every element equal: zero-initialized storage, filled once when the library loads.
+    prelude_ << "alignas(64) static " << st << " " << name << "[" << n << "];\n"
+             << "[[maybe_unused]] static const bool " << name << "_ready = mkrt::fill_n(" << name
+             << ", " << n << ", static_cast<" << st << ">(" << StorageLiteral(lit, 0) << "));\n";
+  } else {
+    // Large: the bytes as a base64 string, decoded into aligned storage when the library loads.
+    prelude_ << "alignas(64) static " << st << " " << name << "[" << n << "];\n"
+             << "[[maybe_unused]] static const bool " << name
+             << "_ready = mkrt::decode_base64(reinterpret_cast<unsigned char*>(" << name << "), "
+             << bytes << ",\n";
+    WriteBase64(prelude_, lit.raw(), bytes);
+    prelude_ << ");\n";
   }
-  prelude_ << "};\n";
   constants_[inst] = name;
   return name;
 }
@@ -178,24 +256,72 @@ Status FunctionEmitter::DefineLoadLambda(const std::string& name, const hlo::Sha
 Status FunctionEmitter::EmitMaterializeLoop(const hlo::Shape& shape, const std::string& fn,
                                             const std::string& ptr) {
   int64_t rank = shape.rank();
+  const int64_t bound = static_cast<int64_t>(rows_.size());
+  if (bound > rank) return Internal("row-fused kernel stores a value without its row dims");
   if (rank == 0) {
-    out_ << "  " << ptr << "[0] = " << StoreExpr(shape.dtype(), fn + "()") << ";\n";
+    loops() << "  " << ptr << "[0] = " << StoreExpr(shape.dtype(), fn + "()") << ";\n";
     return Status::Ok();
   }
-  int64_t threads = schedule_.Get("threads", 0);
-  out_ << "  {\n";
-  if (threads != 1 && shape.num_elements() >= 16384) {
-    out_ << "#pragma omp parallel for schedule(static)"
-         << (threads > 1 ? " num_threads(" + std::to_string(threads) + ")" : "") << "\n";
-  }
-  for (int64_t d = 0; d < rank; ++d) {
-    out_ << "  for (int64_t i" << d << " = 0; i" << d << " < " << shape.dim(d) << "; ++i" << d
-         << ")\n";
-  }
   std::string lin = LinearIndexExpr(IndexVars(rank), shape.dims());
-  out_ << "    " << ptr << "[" << lin << "] = "
-       << StoreExpr(shape.dtype(), CallExpr(fn, IndexVars(rank))) << ";\n  }\n";
+  EmitVectorLoopNest(loops(), LoopScheduleOf(*this), shape.dims(), shape.num_elements(),
+                     ptr + "[" + lin + "] = " +
+                         StoreExpr(shape.dtype(), CallExpr(fn, IndexVars(rank))) + ";",
+                     bound);
   return Status::Ok();
+}
+
+void FunctionEmitter::BeginKernel(const analysis::Kernel& kernel) {
+  if (schedule_.Get("row_fuse", 0) == 0) return;
+  RowFusion fusion = PlanRowFusion(kernel);
+  rows_ = std::move(fusion.rows);
+  row_cached_ = std::move(fusion.row_cached);
+  row_work_ = 0;
+  for (const Instruction* inst : kernel.instructions) {
+    if (inst->opcode == Opcode::kReduce && inst->operands[0]->shape.is_array()) {
+      row_work_ = std::max(row_work_, inst->operands[0]->shape.num_elements());
+    }
+  }
+}
+
+Status FunctionEmitter::EmitRowCached(const Instruction* inst, const std::string& name,
+                                      const std::string& body) {
+  const hlo::Shape& shape = inst->shape;
+  const size_t r = rows_.size();
+  MK_ASSIGN_OR_RETURN(std::string ct, ComputeType(shape.dtype()));
+  std::vector<std::string> tail_vars;
+  std::vector<int64_t> tail_dims;
+  int64_t row_len = 1;
+  for (size_t d = r; d < static_cast<size_t>(shape.rank()); ++d) {
+    tail_vars.push_back("i" + std::to_string(d));
+    tail_dims.push_back(shape.dim(static_cast<int64_t>(d)));
+    row_len *= tail_dims.back();
+  }
+  const LoopSchedule s = LoopScheduleOf(*this);
+  const std::string compute = name + "c", buf = NewName("row");
+  MK_RETURN_IF_ERROR(DefineLambda(compute, shape, body));
+  out_ << "  mkrt::Scratch " << buf << "_mem(mkrt::thread_slots(" << s.threads << ") * "
+       << row_len << " * sizeof(" << ct << "));\n  " << ct << "* const " << buf << " = static_cast<"
+       << ct << "*>(" << buf << "_mem.p);\n";
+  const std::string at = buf + "[mkrt::thread_index() * " + std::to_string(row_len) + " + " +
+                         LinearIndexExpr(tail_vars, tail_dims) + "]";
+  MK_RETURN_IF_ERROR(DefineLambda(name, shape, "return " + at + ";"));
+  EmitVectorLoopNest(loops_, s, shape.dims(), shape.num_elements(),
+                     at + " = " + CallExpr(compute, IndexVars(shape.rank())) + ";",
+                     static_cast<int64_t>(r));
+  return Status::Ok();
+}
+
+std::string FunctionEmitter::Finish() {
+  if (rows_.empty()) return out_.str();
+  const LoopSchedule s = LoopScheduleOf(*this);
+  std::ostringstream o;
+  o << out_.str() << "  // one loop over the rows: every pass over a row runs while it is in cache\n"
+    << "  {\n" << ParallelPragma(s, CollapseCount(rows_, s.threads), row_work_);
+  for (size_t d = 0; d < rows_.size(); ++d) {
+    o << "  for (int64_t i" << d << " = 0; i" << d << " < " << rows_[d] << "; ++i" << d << ")\n";
+  }
+  o << "  {\n" << loops_.str() << "  }\n  }\n";
+  return o.str();
 }
 
 Result<std::string> FunctionEmitter::DeclareScratch(const hlo::Shape& shape,
@@ -223,12 +349,23 @@ Status FunctionEmitter::EmitInstruction(const Instruction* inst) {
        << inst->shape.ToString(false) << "\n";
   if (inst->opcode == Opcode::kConstant) {
     if (!inst->shape.is_array()) return CannotLower(*inst, "tuple constants");
-    MK_ASSIGN_OR_RETURN(std::string arr, module_.ConstantArray(inst));
-    MK_RETURN_IF_ERROR(DefineLoadLambda(name, inst->shape, arr));
+    // A constant whose elements are all equal is that value at every index: the lambda returns
+    // it directly, so it folds into the loops that read it and needs no storage.
+    MK_ASSIGN_OR_RETURN(std::optional<std::string> splat, module_.ConstantSplat(inst));
+    if (splat) {
+      MK_RETURN_IF_ERROR(DefineLambda(name, inst->shape, "return " + *splat + ";"));
+    } else {
+      MK_ASSIGN_OR_RETURN(std::string arr, module_.ConstantArray(inst));
+      MK_RETURN_IF_ERROR(DefineLoadLambda(name, inst->shape, arr));
+    }
     SetFn(inst, name);
   } else if (IsElemental(*inst)) {
     MK_ASSIGN_OR_RETURN(std::string body, ElementalBody(*this, *inst));
-    MK_RETURN_IF_ERROR(DefineLambda(name, inst->shape, body));
+    if (std::find(row_cached_.begin(), row_cached_.end(), inst) != row_cached_.end()) {
+      MK_RETURN_IF_ERROR(EmitRowCached(inst, name, body));
+    } else {
+      MK_RETURN_IF_ERROR(DefineLambda(name, inst->shape, body));
+    }
     SetFn(inst, name);
   } else {
     return EmitMaterialized(*this, *inst);

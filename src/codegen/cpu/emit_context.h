@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -35,8 +36,12 @@ class ModuleContext {
   // Name of a scalar function computing `comp` (emitted once into the prelude): every parameter
   // and the result are scalars (a tuple result returns std::tuple).
   Result<std::string> ScalarFunction(const hlo::Computation* comp);
-  // Name of a static array holding constant `inst`'s values (emitted once into the prelude).
+  // Name of a static array holding constant `inst`'s values (emitted once into the prelude):
+  // small ones as initializer lists, large ones as a base64 blob or a fill decoded at load.
   Result<std::string> ConstantArray(const hlo::Instruction* inst);
+  // When every element of constant `inst` is the same: that value as a constant expression of
+  // its compute type; otherwise nullopt.
+  Result<std::optional<std::string>> ConstantSplat(const hlo::Instruction* inst);
 
   std::ostringstream& prelude() { return prelude_; }
   std::map<const hlo::Instruction*, ValueSlots>& slots() { return slots_; }
@@ -64,8 +69,21 @@ class FunctionEmitter {
       : module_(module), schedule_(schedule) {}
 
   ModuleContext& module() { return module_; }
+  const ModuleContext& module() const { return module_; }
   const space::Schedule& schedule() const { return schedule_; }
+  // Declarations and lambdas (and, outside row fusion, the loop nests too).
   std::ostringstream& out() { return out_; }
+  // Where loop nests go: out(), or under row fusion the body of the kernel's row loop.
+  std::ostringstream& loops() { return rows_.empty() ? out_ : loops_; }
+
+  // Called before a kernel's instructions are emitted: under the schedule's `row_fuse`, a
+  // reduction kernel whose passes work row by row (vector_rows.h) gets one loop over its rows,
+  // and every loop nest after this call runs inside it for one row.
+  void BeginKernel(const analysis::Kernel& kernel);
+  // The leading row dims bound by the row loop (empty without row fusion).
+  const std::vector<int64_t>& row_dims() const { return rows_; }
+  // The function body: out(), then the row loop around loops() under row fusion.
+  std::string Finish();
 
   // The lambda name of `inst`'s value (for a tuple value: of its leaf `leaf`).
   std::string Fn(const hlo::Instruction* inst, int leaf = -1) const;
@@ -105,6 +123,15 @@ class FunctionEmitter {
   std::map<const hlo::Instruction*, std::vector<std::string>> fns_;
   std::map<const hlo::Instruction*, std::vector<std::string>> output_ptrs_;
   int counter_ = 0;
+  // Computes `inst` (row-cached under row fusion) into a per-thread row buffer inside the row
+  // loop; its lambda `name` loads from there.
+  Status EmitRowCached(const hlo::Instruction* inst, const std::string& name,
+                       const std::string& body);
+
+  std::vector<int64_t> rows_;  // row fusion: the row dims (i0..) the row loop binds
+  std::vector<const hlo::Instruction*> row_cached_;
+  int64_t row_work_ = 0;       // elements the row loop's passes read, for its parallel pragma
+  std::ostringstream loops_;   // row fusion: the row loop's body
 };
 
 // "int64_t i0, int64_t i1" for rank 2; "" for rank 0.

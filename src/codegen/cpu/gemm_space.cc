@@ -1,11 +1,64 @@
+#include <algorithm>
+
+#include "codegen/cpu/gemm_params.h"
 #include "codegen/cpu/kernel_spaces.h"
 
 namespace mk::codegen::cpu {
 
+namespace {
+
+// `values` plus `initial`, ascending and without repeats.
+std::vector<int64_t> WithInitial(std::vector<int64_t> values, int64_t initial) {
+  values.push_back(initial);
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  return values;
+}
+
+space::ParamDomain Param(const char* name, std::vector<int64_t> values, int64_t initial,
+                         const char* doc) {
+  space::ParamDomain d;
+  d.name = name;
+  d.values = WithInitial(std::move(values), initial);
+  d.initial = initial;
+  d.doc = doc;
+  return d;
+}
+
+}  // namespace
+
+// Contraction kernels: the blocked GEMM's register and cache blocking (gemm_params.h) for a dot
+// hero; a convolution hero has only the thread count so far.
 space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
                                           const target::Target& target) {
   space::KernelSpace s;
   s.params.push_back(ThreadsParam(kernel, target));
+  if (!kernel.hero || kernel.hero->opcode != hlo::Opcode::kDot) return s;
+  auto geometry = AnalyzeDot(*kernel.hero, target);
+  if (!geometry.ok()) return s;
+  const DotGeometry& g = *geometry;
+  if (!g.blockable) {
+    s.params.push_back(Param("gemm_blocked", {0}, 0, "blocked GEMM (integer/f64 dots: no)"));
+    return s;
+  }
+  GemmParams init = InitialGemmParams(g, target);
+  init.threads = s.params[0].initial;
+  init.split = InitialThreadSplit(g, init);
+  s.params.push_back(Param("gemm_blocked", {0, 1}, 1,
+                           "1: packed BLIS-style GEMM with a SIMD micro-kernel; 0: loop nest"));
+  s.params.push_back(Param("mr", GemmMrValues(), init.mr, "micro-kernel tile rows (MR)"));
+  s.params.push_back(
+      Param("nr", GemmNrValues(target), init.nr, "micro-kernel tile columns (NR, whole vectors)"));
+  s.params.push_back(Param("kc", {16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024}, init.kc,
+                           "K slice per packed panel (KC: A and B slivers in L1)"));
+  s.params.push_back(Param("mc", {16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024}, init.mc,
+                           "rows per packed A block (MC: the block in L2; rounded to MR)"));
+  s.params.push_back(Param("nc", {64, 128, 256, 512, 1024, 2048, 4096, 8192}, init.nc,
+                           "columns per packed B panel (NC: the panel in L3; rounded to NR)"));
+  s.params.push_back(
+      Param("unroll_k", {1, 2, 4, 8}, init.unroll_k, "unroll of the micro-kernel's k loop"));
+  s.params.push_back(Param("thread_split", {0, 1, 2}, static_cast<int64_t>(init.split),
+                           "threads split: 0 row blocks (shared B), 1 the batch, 2 columns"));
   return s;
 }
 

@@ -6,7 +6,10 @@
 
 #include "codegen/cpu/cpu_types.h"
 #include "codegen/cpu/emit_context.h"
+#include "codegen/cpu/gemm_emitter.h"
 #include "codegen/cpu/materialize_ops.h"
+#include "codegen/cpu/reduce_emit.h"
+#include "codegen/cpu/vector_loops.h"
 
 namespace mk::codegen::cpu {
 
@@ -16,11 +19,10 @@ using hlo::Opcode;
 
 void OpenLoops(FunctionEmitter& f, const std::vector<std::string>& vars,
                const std::vector<int64_t>& dims, bool parallel, int64_t work) {
-  auto& out = f.out();
-  int64_t threads = f.schedule().Get("threads", 0);
-  if (parallel && !vars.empty() && threads != 1 && work >= 16384) {
-    out << "#pragma omp parallel for schedule(static)"
-        << (threads > 1 ? " num_threads(" + std::to_string(threads) + ")" : "") << "\n";
+  auto& out = f.loops();
+  if (parallel && !vars.empty()) {
+    const LoopSchedule s = LoopScheduleOf(f);
+    out << ParallelPragma(s, CollapseCount(dims, s.threads), work);
   }
   for (size_t d = 0; d < vars.size(); ++d) {
     out << "  for (int64_t " << vars[d] << " = 0; " << vars[d] << " < " << dims[d] << "; ++"
@@ -95,7 +97,17 @@ Status EmitReduce(FunctionEmitter& f, const Instruction& inst) {
     MK_ASSIGN_OR_RETURN(std::string p, f.StorageFor(&inst, static_cast<int>(k), out_shapes[k]));
     ptrs.push_back(p);
   }
-  // Loop variables: result dims i*, reduced dims r<d>; the input index mixes both.
+  if (n == 1) {
+    MK_ASSIGN_OR_RETURN(bool vectorized, EmitVectorReduce(f, inst, fn, ptrs[0]));
+    if (vectorized) {
+      const std::string name = "v" + f.module().Id(&inst);
+      MK_RETURN_IF_ERROR(f.DefineLoadLambda(name, out_shapes[0], ptrs[0]));
+      f.SetFn(&inst, name);
+      return Status::Ok();
+    }
+  }
+  // The serial form. Loop variables: result dims i*, reduced dims r<d>; the input index mixes
+  // both.
   std::vector<std::string> in_idx, red_vars;
   std::vector<int64_t> red_dims;
   int64_t kept = 0;
@@ -109,10 +121,9 @@ Status EmitReduce(FunctionEmitter& f, const Instruction& inst) {
     }
   }
   const hlo::Shape& out0 = out_shapes[0];
-  auto& out = f.out();
+  auto& out = f.loops();
   out << "  {\n";
-  int64_t work = in_shape.num_elements();
-  OpenLoops(f, IndexVars(out0.rank()), out0.dims(), true, work);
+  OpenResultLoops(f, out0.dims(), in_shape.num_elements());
   out << "  {\n";
   for (size_t k = 0; k < n; ++k) {
     MK_ASSIGN_OR_RETURN(std::string ct, ComputeType(out_shapes[k].dtype()));
@@ -149,6 +160,21 @@ Status EmitReduce(FunctionEmitter& f, const Instruction& inst) {
 
 Status EmitDot(FunctionEmitter& f, const Instruction& inst) {
   if (inst.operands.size() != 2 || !inst.dot_dims) return CannotLower(inst, "dot needs 2 operands");
+  // Float dots become a blocked GEMM (gemm_emitter.h) unless the schedule says gemm_blocked=0;
+  // integer and f64 dots, and malformed ones, take the generic loop nest below.
+  auto geometry = AnalyzeDot(inst, f.module().target());
+  if (geometry.ok() && geometry->blockable) {
+    MK_ASSIGN_OR_RETURN(GemmParams params,
+                        ResolveGemmParams(f.schedule(), *geometry, f.module().target()));
+    if (params.blocked) {
+      MK_ASSIGN_OR_RETURN(std::string ptr, f.StorageFor(&inst, 0, inst.shape));
+      MK_RETURN_IF_ERROR(EmitBlockedGemm(f, inst, *geometry, params, ptr));
+      std::string name = "v" + f.module().Id(&inst);
+      MK_RETURN_IF_ERROR(f.DefineLoadLambda(name, inst.shape, ptr));
+      f.SetFn(&inst, name);
+      return Status::Ok();
+    }
+  }
   const auto& dd = *inst.dot_dims;
   const hlo::Shape& lhs = inst.operands[0]->shape;
   const hlo::Shape& rhs = inst.operands[1]->shape;

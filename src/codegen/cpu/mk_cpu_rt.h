@@ -23,47 +23,53 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace mkrt {
 
 // ---- 16-bit floats ---------------------------------------------------------------------------
-inline uint32_t f2u(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
-inline float u2f(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+// Branch-free (selects, not early returns) so that loops converting whole rows vectorize; the
+// results are bit-identical to the straightforward branchy forms.
+constexpr uint32_t f2u(float f) { return __builtin_bit_cast(uint32_t, f); }
+constexpr float u2f(uint32_t u) { return __builtin_bit_cast(float, u); }
+constexpr uint64_t d2u(double d) { return __builtin_bit_cast(uint64_t, d); }
+constexpr double u2d(uint64_t u) { return __builtin_bit_cast(double, u); }
 
-inline float bf16_to_f32(uint16_t h) { return u2f(static_cast<uint32_t>(h) << 16); }
-inline uint16_t f32_to_bf16(float f) {
-  uint32_t u = f2u(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
+constexpr float bf16_to_f32(uint16_t h) { return u2f(static_cast<uint32_t>(h) << 16); }
+// Round to nearest even; a NaN stays a (quiet) NaN with its sign and top payload bits.
+constexpr uint16_t f32_to_bf16(float f) {
+  const uint32_t u = f2u(f);
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const uint32_t quiet = (u >> 16) | 0x40u;
+  return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
 }
-inline float round_bf16(float f) { return bf16_to_f32(f32_to_bf16(f)); }
+constexpr float round_bf16(float f) { return bf16_to_f32(f32_to_bf16(f)); }
 
-inline float f16_to_f32(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  if (e == 0x1f) return u2f(sign | 0x7f800000u | (m << 13));
-  if (e == 0) {
-    float v = static_cast<float>(m) * 5.9604644775390625e-08f;  // m * 2^-24
-    return sign ? -v : v;
-  }
-  return u2f(sign | ((e + 112u) << 23) | (m << 13));
+constexpr float f16_to_f32(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  const uint32_t special = sign | 0x7f800000u | (m << 13);                      // inf / NaN
+  const uint32_t sub = sign | f2u(static_cast<float>(m) * 5.9604644775390625e-08f);  // m * 2^-24
+  const uint32_t normal = sign | ((e + 112u) << 23) | (m << 13);
+  return u2f(e == 0x1fu ? special : e == 0 ? sub : normal);
 }
-inline uint16_t f32_to_f16(float f) {
-  uint32_t u = f2u(f);
-  uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
-  uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return sign | 0x7e00u;
-  if (a >= 0x477ff000u) return sign | 0x7c00u;
-  if (a < 0x38800000u) {  // subnormal in f16: round a * 2^24 to an integer, ties to even
-    float scaled = u2f(a) * 16777216.0f;
-    float r = std::nearbyint(scaled);  // default rounding mode: to nearest even
-    return sign | static_cast<uint16_t>(r);
-  }
-  a += 0x0fffu + ((a >> 13) & 1u);
-  return sign | static_cast<uint16_t>((a - 0x38000000u) >> 13);
+constexpr uint16_t f32_to_f16(float f) {
+  const uint32_t u = f2u(f);
+  const uint32_t sign = (u >> 16) & 0x8000u;
+  const uint32_t a = u & 0x7fffffffu;
+  // Subnormal in f16: a * 2^24 (exact, below 2^10) rounded to an integer, ties to even: adding
+  // 2^23 makes the float's unit in the last place 1, so the addition itself rounds.
+  const uint32_t sub = f2u(u2f(a) * 16777216.0f + 8388608.0f) - 0x4b000000u;
+  const uint32_t normal = (a + 0x0fffu + ((a >> 13) & 1u) - 0x38000000u) >> 13;
+  const uint32_t r = a > 0x7f800000u   ? 0x7e00u
+                     : a >= 0x477ff000u ? 0x7c00u
+                     : a < 0x38800000u  ? sub
+                                        : normal;
+  return static_cast<uint16_t>(sign | r);
 }
-inline float round_f16(float f) { return f16_to_f32(f32_to_f16(f)); }
+constexpr float round_f16(float f) { return f16_to_f32(f32_to_f16(f)); }
 
 // ---- integers: wrapping arithmetic without UB ------------------------------------------------
 template <typename T> using U = std::make_unsigned_t<T>;
@@ -295,6 +301,49 @@ inline uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 inline double unit_fraction(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+
+// ---- large constants: filled or decoded once, when the library is loaded ---------------------
+template <typename T> inline bool fill_n(T* p, int64_t n, T v) {
+  for (int64_t i = 0; i < n; ++i) p[i] = v;
+  return true;
+}
+// Decodes `n` bytes of base64 text `s` (with '=' padding) into `out`.
+inline bool decode_base64(unsigned char* out, int64_t n, const char* s) {
+  unsigned char value[256] = {};
+  for (int c = 'A'; c <= 'Z'; ++c) value[c] = static_cast<unsigned char>(c - 'A');
+  for (int c = 'a'; c <= 'z'; ++c) value[c] = static_cast<unsigned char>(c - 'a' + 26);
+  for (int c = '0'; c <= '9'; ++c) value[c] = static_cast<unsigned char>(c - '0' + 52);
+  value[static_cast<unsigned char>('+')] = 62;
+  value[static_cast<unsigned char>('/')] = 63;
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
+  for (int64_t i = 0; i < n; i += 3, u += 4) {
+    const uint32_t v = (uint32_t{value[u[0]]} << 18) | (uint32_t{value[u[1]]} << 12) |
+                       (uint32_t{value[u[2]]} << 6) | value[u[3]];
+    out[i] = static_cast<unsigned char>(v >> 16);
+    if (i + 1 < n) out[i + 1] = static_cast<unsigned char>(v >> 8);
+    if (i + 2 < n) out[i + 2] = static_cast<unsigned char>(v);
+  }
+  return true;
+}
+
+// ---- threads ----------------------------------------------------------------------------------
+// Row buffers of a row-fused kernel: one slot per thread that may run the row loop. The builtin
+// (unlike omp.h's function) is known to the compiler as pure, so it leaves the loops it is in.
+inline int thread_index() {
+#ifdef _OPENMP
+  return __builtin_omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+inline size_t thread_slots(int pinned) {
+#ifdef _OPENMP
+  const int m = omp_get_max_threads();
+  return static_cast<size_t>(m > pinned ? m : pinned);
+#else
+  return static_cast<size_t>(pinned > 1 ? pinned : 1);
+#endif
+}
 
 // ---- scratch memory ---------------------------------------------------------------------------
 struct Scratch {

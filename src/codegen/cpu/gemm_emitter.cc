@@ -1,0 +1,351 @@
+#include "codegen/cpu/gemm_emitter.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "codegen/cpu/cpu_types.h"
+#include "codegen/cpu/gemm_microkernel.h"
+
+namespace mk::codegen::cpu {
+
+using hlo::DType;
+
+namespace {
+
+int64_t RoundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+std::string S(int64_t v) { return std::to_string(v); }
+
+// Declares the row-major multi-index of linear index `var` over `dims` ("const int64_t
+// <prefix>d = ...;", the literal 0 for dims of size 1) and returns the index expressions.
+std::vector<std::string> Decompose(std::ostream& o, const std::string& indent,
+                                   const std::string& var, const std::vector<int64_t>& dims,
+                                   const std::string& prefix) {
+  if (dims.size() == 1) return {var};
+  std::vector<std::string> idx(dims.size(), std::string("0"));
+  int64_t stride = 1;
+  for (size_t d = dims.size(); d-- > 0;) {
+    if (dims[d] == 1) continue;
+    std::string name = prefix + S(static_cast<int64_t>(d));
+    o << indent << "const int64_t " << name << " = ";
+    if (stride == 1) o << var;
+    else o << "(" << var << " / " << stride << ")";
+    if (d > 0) o << " % " << dims[d];
+    o << ";\n";
+    idx[d] = std::move(name);
+    stride *= dims[d];
+  }
+  return idx;
+}
+
+// An operand's index from the indices of its batch, free and contracting dims.
+std::vector<std::string> OperandIndex(int64_t rank, const std::vector<int64_t>& batch_dims,
+                                      const std::vector<std::string>& batch_idx,
+                                      const std::vector<int64_t>& free_dims,
+                                      const std::vector<std::string>& free_idx,
+                                      const std::vector<int64_t>& con_dims,
+                                      const std::vector<std::string>& con_idx) {
+  std::vector<std::string> idx(static_cast<size_t>(rank), "0");
+  auto place = [&](const std::vector<int64_t>& dims, const std::vector<std::string>& vals) {
+    for (size_t i = 0; i < dims.size(); ++i) idx[static_cast<size_t>(dims[i])] = vals[i];
+  };
+  place(batch_dims, batch_idx);
+  place(free_dims, free_idx);
+  place(con_dims, con_idx);
+  return idx;
+}
+
+bool Contains(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// Everything the text generation needs, decided once.
+struct Layout {
+  bool pairs = false;  // bf16-pair panels
+  std::string pt;      // packed element type
+  int64_t mc = 0;      // MC after the thread split
+  int64_t groups = 1;  // NR-sliver groups per MC block (threads share a skinny M)
+  int64_t work = 1;    // (MC block, sliver group) work items per K slice
+  bool parallel = false, shared_b = false;
+  int64_t chunks = 1;  // column ranges per GEMM (ThreadSplit::kColumns: one per thread)
+  bool need_acc = false;  // bf16/f16 result with several K slices: f32 partial sums
+  std::string ukr;        // micro-kernel name
+  int64_t mr = 0, nr = 0;
+};
+
+// A bf16 operand's lambda returns values that are exactly bf16 (every bf16 value is rounded
+// where it is computed), so its bf16 bits are the top half of the f32: packing is a copy.
+std::string PackValue(const Layout& l, const std::string& call) {
+  if (l.pairs) return "static_cast<uint16_t>(mkrt::f2u(" + call + ") >> 16)";
+  return "static_cast<float>(" + call + ")";
+}
+
+// The pair's second element: zero past the end of the K slice.
+std::string Second(const std::string& v) { return "gm_two ? " + v + " : 0"; }
+
+// One operand's side of the GEMM: an A sliver has MR lanes (rows, over the lhs free dims), a B
+// sliver NR lanes (columns, over the rhs free dims). Both are packed k-major: element (k, lane)
+// at dst[k*W + lane], or with bf16 pairs at dst[(k & ~1)*W + 2*lane + (k & 1)].
+struct Sliver {
+  const hlo::Instruction* operand;
+  const std::vector<int64_t>* batch;       // operand dims of each role
+  const std::vector<int64_t>* free;
+  const std::vector<int64_t>* contracting;
+  const std::vector<int64_t>* free_sizes;  // sizes of the free dims (the lane index space)
+  const std::vector<int64_t>* k_sizes;
+  int64_t width;      // W: MR or NR
+  std::string valid;  // lanes holding data; the rest are zero
+  std::string first;  // linear free index of lane 0
+};
+
+// Emits the packing of one sliver into `gm_dst` (K slice gm_pc..gm_pc+gm_kc). The loop over the
+// operand's minor-most dim is innermost, so a plain row-major operand streams.
+void EmitSliverPack(FunctionEmitter& f, const Layout& l, const Sliver& s,
+                    const std::vector<std::string>& bidx, const std::string& in) {
+  auto& o = f.out();
+  const hlo::Shape& shape = s.operand->shape;
+  const std::string fn = f.Fn(s.operand);
+  const std::string w = S(s.width);
+  const bool lanes_inner = shape.rank() > 0 && Contains(*s.free, shape.rank() - 1);
+  // Declares gm_fx*/gm_kx* (and gm_ky* for the pair's second k) and returns the element values.
+  auto lane_index = [&](const std::string& ind) {
+    o << ind << "const int64_t gm_fi = " << s.first << " + gm_l;\n";
+    return Decompose(o, ind, "gm_fi", *s.free_sizes, "gm_fx");
+  };
+  auto k_index = [&](const std::string& ind) {
+    o << ind << "const int64_t gm_ki = gm_pc + gm_kk;\n";
+    auto kx = Decompose(o, ind, "gm_ki", *s.k_sizes, "gm_kx");
+    if (!l.pairs) return std::pair{kx, std::vector<std::string>{}};
+    // The pair's second k; past the end of the slice it is read in bounds and stored as 0.
+    o << ind << "const bool gm_two = gm_kk + 1 < gm_kc;\n"
+      << ind << "const int64_t gm_ki1 = gm_two ? gm_ki + 1 : gm_ki;\n";
+    return std::pair{kx, Decompose(o, ind, "gm_ki1", *s.k_sizes, "gm_ky")};
+  };
+  auto value = [&](const std::vector<std::string>& fx, const std::vector<std::string>& kx) {
+    return PackValue(l, CallExpr(fn, OperandIndex(shape.rank(), *s.batch, bidx, *s.free, fx,
+                                                  *s.contracting, kx)));
+  };
+  const std::string kstep = l.pairs ? "gm_kk += 2" : "++gm_kk";
+  // Stores of element (gm_kk, gm_l) (and its pair partner) into row pointer `row`.
+  auto store = [&](const std::string& ind, const std::string& row, const std::string& v0,
+                   const std::string& v1) {
+    if (!l.pairs) {
+      o << ind << row << "[gm_l] = " << v0 << ";\n";
+      return;
+    }
+    o << ind << row << "[2 * gm_l] = " << v0 << ";\n"
+      << ind << row << "[2 * gm_l + 1] = " << v1 << ";\n";
+  };
+  if (lanes_inner) {
+    o << in << "for (int64_t gm_kk = 0; gm_kk < gm_kc; " << kstep << ") {\n";
+    auto [kx, ky] = k_index(in + "  ");
+    o << in << "  " << l.pt << "* const gm_row = gm_dst + gm_kk * " << w << ";\n"
+      << in << "  for (int64_t gm_l = 0; gm_l < " << s.valid << "; ++gm_l) {\n";
+    auto fx = lane_index(in + "    ");
+    store(in + "    ", "gm_row", value(fx, kx), l.pairs ? Second(value(fx, ky)) : "");
+    o << in << "  }\n"
+      << in << "  for (int64_t gm_l = " << s.valid << "; gm_l < " << w << "; ++gm_l) {\n";
+    store(in + "    ", "gm_row", "0", "0");
+    o << in << "  }\n" << in << "}\n";
+    return;
+  }
+  o << in << "for (int64_t gm_l = 0; gm_l < " << w << "; ++gm_l) {\n"
+    << in << "  if (gm_l >= " << s.valid << ") {\n"
+    << in << "    for (int64_t gm_kk = 0; gm_kk < gm_kc; " << kstep << ") {\n"
+    << in << "      " << l.pt << "* const gm_row = gm_dst + gm_kk * " << w << ";\n";
+  store(in + "      ", "gm_row", "0", "0");
+  o << in << "    }\n" << in << "    continue;\n" << in << "  }\n";
+  auto fx = lane_index(in + "  ");
+  o << in << "  for (int64_t gm_kk = 0; gm_kk < gm_kc; " << kstep << ") {\n";
+  auto [kx, ky] = k_index(in + "    ");
+  o << in << "    " << l.pt << "* const gm_row = gm_dst + gm_kk * " << w << ";\n";
+  store(in + "    ", "gm_row", value(fx, kx), l.pairs ? Second(value(fx, ky)) : "");
+  o << in << "  }\n" << in << "}\n";
+}
+
+void EmitPackB(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
+               const hlo::Instruction& dot, const std::vector<std::string>& bidx) {
+  auto& o = f.out();
+  if (l.shared_b) o << "#pragma omp for schedule(static)\n";
+  o << "            for (int64_t gm_s = 0; gm_s < gm_ns; ++gm_s) {\n"
+    << "              " << l.pt << "* const gm_dst = gm_bp + gm_s * kNR * gm_kpad;\n"
+    << "              const int64_t gm_j0 = gm_jc + gm_s * kNR;\n"
+    << "              const int64_t gm_nv = std::min<int64_t>(kNR, kN - gm_j0);\n";
+  Sliver s{dot.operands[1], &g.rhs_batch, &g.rhs_free, &g.rhs_contracting, &g.n_dims,
+           &g.k_dims, l.nr, "gm_nv", "gm_j0"};
+  EmitSliverPack(f, l, s, bidx, "              ");
+  o << "            }\n";
+}
+
+void EmitPackA(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
+               const hlo::Instruction& dot, const std::vector<std::string>& bidx) {
+  auto& o = f.out();
+  o << "              for (int64_t gm_r = 0; gm_r < gm_mc; gm_r += kMR) {\n"
+    << "                " << l.pt << "* const gm_dst = gm_ap + gm_r * gm_kpad;\n"
+    << "                const int64_t gm_mv = std::min<int64_t>(kMR, gm_mc - gm_r);\n"
+    << "                const int64_t gm_i0 = gm_ic + gm_r;\n";
+  Sliver s{dot.operands[0], &g.lhs_batch, &g.lhs_free, &g.lhs_contracting, &g.m_dims,
+           &g.k_dims, l.mr, "gm_mv", "gm_i0"};
+  EmitSliverPack(f, l, s, bidx, "                ");
+  o << "              }\n";
+}
+
+// The micro-kernel calls over one MC block × its slivers, and the write-back of edge tiles
+// (and, for a bf16/f16 result, of every tile of the last K slice: rounded once, at the end).
+void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
+               const std::string& ptr) {
+  auto& o = f.out();
+  const bool f32_out = g.out_type == DType::kF32;
+  const std::string kArg = l.pairs ? "gm_kpad / 2" : "gm_kc";
+  const std::string in = "                  ";
+  o << "              for (int64_t gm_s = gm_s0; gm_s < gm_s1; ++gm_s) {\n"
+    << "                const int64_t gm_j = gm_jc + gm_s * kNR;\n"
+    << "                const int64_t gm_nv = std::min<int64_t>(kNR, kN - gm_j);\n"
+    << "                const " << l.pt << "* const gm_bsl = gm_bp + gm_s * kNR * gm_kpad;\n"
+    << "                for (int64_t gm_r = 0; gm_r < gm_mc; gm_r += kMR) {\n"
+    << in << "const int64_t gm_mv = std::min<int64_t>(kMR, gm_mc - gm_r);\n"
+    << in << "const " << l.pt << "* const gm_asl = gm_ap + gm_r * gm_kpad;\n"
+    << in << "const int64_t gm_o = (gm_b * kM + gm_ic + gm_r) * kN + gm_j;\n";
+  // Full tiles go straight to an f32 destination: the result, or the partial sums.
+  std::string direct;
+  if (f32_out) direct = ptr;
+  else if (l.need_acc) direct = "gm_acc";
+  if (!direct.empty()) {
+    o << in << "if (gm_mv == kMR && gm_nv == kNR" << (f32_out ? "" : " && !gm_last") << ") {\n"
+      << in << "  " << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, " << direct
+      << " + gm_o, kN, !gm_first);\n"
+      << in << "  continue;\n"
+      << in << "}\n";
+  }
+  o << in << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false);\n"
+    << in << "for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti) {\n"
+    << in << "  for (int64_t gm_tj = 0; gm_tj < gm_nv; ++gm_tj) {\n"
+    << in << "    const int64_t gm_e = gm_o + gm_ti * kN + gm_tj;\n"
+    << in << "    float gm_v = gm_tile[gm_ti * kNR + gm_tj];\n";
+  if (f32_out) {
+    o << in << "    " << ptr << "[gm_e] = gm_first ? gm_v : " << ptr << "[gm_e] + gm_v;\n";
+  } else if (l.need_acc) {
+    o << in << "    if (!gm_first) gm_v += gm_acc[gm_e];\n"
+      << in << "    if (gm_last) " << ptr << "[gm_e] = "
+      << StoreExpr(g.out_type, RoundExpr(g.out_type, "gm_v")) << ";\n"
+      << in << "    else gm_acc[gm_e] = gm_v;\n";
+  } else {
+    o << in << "    " << ptr << "[gm_e] = " << StoreExpr(g.out_type, RoundExpr(g.out_type, "gm_v"))
+      << ";\n";
+  }
+  o << in << "  }\n" << in << "}\n"
+    << "                }\n"
+    << "              }\n";
+}
+
+}  // namespace
+
+Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& dot, const DotGeometry& g,
+                       const GemmParams& p, const std::string& ptr) {
+  if (!p.blocked || !g.blockable) return CannotLower(dot, "internal: dot is not blockable");
+  Layout l;
+  l.pairs = p.bf16_pairs;
+  l.mr = p.mr;
+  l.nr = p.nr;
+  l.pt = l.pairs ? "uint16_t" : "float";
+  l.parallel = p.threads > 1;
+  l.shared_b = l.parallel && p.split == ThreadSplit::kBlocks;
+  if (l.parallel && p.split == ThreadSplit::kColumns) l.chunks = p.threads;
+  l.need_acc = g.out_type != DType::kF32 && g.k > p.kc;
+  // Threads split the MC blocks of each K slice. Few blocks: resize them so that every thread
+  // gets as many; few MR slivers in all: split whichever of the MR and NR slivers divides more
+  // evenly among the threads (an NR split packs the A block once per thread).
+  l.mc = p.mc;
+  if (l.shared_b) {
+    const int64_t t = p.threads;
+    auto balance = [t](int64_t slivers) {
+      return static_cast<double>(slivers) / static_cast<double>(t * CeilDiv(slivers, t));
+    };
+    const int64_t m_slivers = CeilDiv(g.m, p.mr), n_slivers = CeilDiv(std::min(g.n, p.nc), p.nr);
+    int64_t blocks = CeilDiv(g.m, p.mc);
+    if (m_slivers < 4 * t && balance(n_slivers) > balance(m_slivers)) {
+      l.groups = t;  // every MC block's slivers split into `t` groups
+    } else {
+      if (blocks < 4 * t) {
+        blocks = RoundUp(blocks, t);
+        l.mc = RoundUp(CeilDiv(g.m, blocks), p.mr);
+      }
+      blocks = CeilDiv(g.m, l.mc);
+      if (blocks < t) l.groups = CeilDiv(t, blocks);
+    }
+  }
+  l.work = CeilDiv(g.m, l.mc) * l.groups;
+  l.ukr = GemmMicroKernel(f.module(), l.pairs, p.mr, p.nr, p.unroll_k);
+
+  const int64_t kpad_max = l.pairs ? RoundUp(p.kc, 2) : p.kc;
+  const int64_t elt = l.pairs ? 2 : 4;
+  const int64_t a_bytes = l.mc * kpad_max * elt, b_bytes = p.nc * kpad_max * elt;
+  auto& o = f.out();
+  o << "  {  // blocked GEMM: batch " << g.batch << ", M " << g.m << ", N " << g.n << ", K " << g.k
+    << "; tile " << p.mr << "x" << p.nr << ", kc " << p.kc << ", mc " << l.mc << ", nc " << p.nc
+    << ", " << p.threads << " thread(s)"
+    << (!l.parallel                         ? ""
+        : p.split == ThreadSplit::kBatch   ? " over the batch"
+        : p.split == ThreadSplit::kColumns ? " over column ranges"
+                                           : " over row blocks")
+    << (l.pairs ? ", bf16 pairs" : "") << "\n"
+    << "    constexpr int64_t kB = " << g.batch << ", kM = " << g.m << ", kN = " << g.n
+    << ", kK = " << g.k << ";\n"
+    << "    constexpr int64_t kMR = " << p.mr << ", kNR = " << p.nr << ", kKC = " << p.kc
+    << ", kMC = " << l.mc << ", kNC = " << p.nc << ", kG = " << l.groups << ", kW = " << l.work
+    << ", kTN = " << l.chunks << ", kS = " << CeilDiv(g.n, p.nr) << ";\n";
+  if (l.need_acc) {
+    o << "    mkrt::Scratch gm_acc_mem(" << g.batch * g.m * g.n * 4 << ");\n"
+      << "    float* const gm_acc = static_cast<float*>(gm_acc_mem.p);\n";
+  }
+  if (l.shared_b) {
+    o << "    mkrt::Scratch gm_bp_mem(" << b_bytes << ");\n"
+      << "    " << l.pt << "* const gm_bp = static_cast<" << l.pt << "*>(gm_bp_mem.p);\n";
+  }
+  if (l.parallel) o << "#pragma omp parallel num_threads(" << p.threads << ")\n";
+  o << "    {\n"
+    << "      mkrt::Scratch gm_ap_mem(" << a_bytes << ");\n"
+    << "      " << l.pt << "* const gm_ap = static_cast<" << l.pt << "*>(gm_ap_mem.p);\n";
+  if (!l.shared_b) {
+    o << "      mkrt::Scratch gm_bp_mem(" << b_bytes << ");\n"
+      << "      " << l.pt << "* const gm_bp = static_cast<" << l.pt << "*>(gm_bp_mem.p);\n";
+  }
+  o << "      alignas(64) float gm_tile[kMR * kNR];\n";
+  // Work items: (batch, column range) pairs; the ranges are whole NR slivers.
+  if (l.parallel && !l.shared_b) o << "#pragma omp for schedule(static)\n";
+  o << "      for (int64_t gm_bt = 0; gm_bt < kB * kTN; ++gm_bt) {\n"
+    << "        const int64_t gm_b = gm_bt / kTN;\n"
+    << "        const int64_t gm_n0 = kS * (gm_bt % kTN) / kTN * kNR;\n"
+    << "        const int64_t gm_n1 = std::min<int64_t>(kN, kS * (gm_bt % kTN + 1) / kTN * kNR);\n";
+  auto bidx = Decompose(o, "        ", "gm_b", g.batch_dims, "gm_bx");
+  o << "        for (int64_t gm_jc = gm_n0; gm_jc < gm_n1; gm_jc += kNC) {\n"
+    << "          const int64_t gm_nc = std::min<int64_t>(kNC, gm_n1 - gm_jc);\n"
+    << "          const int64_t gm_ns = (gm_nc + kNR - 1) / kNR;\n"
+    << "          for (int64_t gm_pc = 0; gm_pc < kK; gm_pc += kKC) {\n"
+    << "            const int64_t gm_kc = std::min<int64_t>(kKC, kK - gm_pc);\n"
+    << "            const int64_t gm_kpad = "
+    << (l.pairs ? "(gm_kc + 1) & ~int64_t{1}" : "gm_kc") << ";\n"
+    << "            const bool gm_first = gm_pc == 0;\n"
+    << "            const bool gm_last = gm_pc + gm_kc == kK;\n"
+    << "            (void)gm_first;\n"
+    << "            (void)gm_last;\n";
+  EmitPackB(f, g, l, dot, bidx);
+  if (l.shared_b) o << "#pragma omp for schedule(static)\n";
+  o << "            for (int64_t gm_w = 0; gm_w < kW; ++gm_w) {\n"
+    << "              const int64_t gm_ic = (gm_w / kG) * kMC;\n"
+    << "              const int64_t gm_mc = std::min<int64_t>(kMC, kM - gm_ic);\n"
+    << "              const int64_t gm_s0 = gm_ns * (gm_w % kG) / kG;\n"
+    << "              const int64_t gm_s1 = gm_ns * (gm_w % kG + 1) / kG;\n"
+    << "              if (gm_s0 >= gm_s1) continue;\n";
+  EmitPackA(f, g, l, dot, bidx);
+  EmitTiles(f, g, l, ptr);
+  o << "            }\n"    // work items
+    << "          }\n"      // pc
+    << "        }\n"        // jc
+    << "      }\n"          // batch
+    << "    }\n"            // parallel region
+    << "  }\n";
+  return Status::Ok();
+}
+
+}  // namespace mk::codegen::cpu

@@ -1,0 +1,171 @@
+#include "codegen/cpu/gemm_microkernel.h"
+
+#include <sstream>
+
+namespace mk::codegen::cpu {
+
+namespace {
+
+// The prelude lives inside the generated file's anonymous namespace, but <immintrin.h> must be
+// included at file scope: close the namespace around the include (once per module).
+constexpr const char* kIntrinsicsMarker = "// mk-gemm: SIMD intrinsics\n";
+
+void EnsureIntrinsics(ModuleContext& mc) {
+  if (mc.prelude().str().find(kIntrinsicsMarker) != std::string::npos) return;
+  mc.prelude() << kIntrinsicsMarker << "}  // namespace\n"
+               << "#if defined(__x86_64__) || defined(__i386__)\n#include <immintrin.h>\n#endif\n"
+               << "namespace {\n";
+}
+
+std::string Var(const char* p, int64_t i, int64_t v) {
+  return std::string(p) + std::to_string(i) + "_" + std::to_string(v);
+}
+
+// One SIMD flavour of the tile update: `lanes` f32 per vector, intrinsic spellings in `isa`.
+struct Isa {
+  int64_t lanes;
+  const char* vec;     // __m512 / __m256
+  const char* prefix;  // _mm512 / _mm256
+};
+
+// f32 panels: per k, NR/lanes vector loads of B, MR broadcasts of A, MR·NR/lanes FMAs.
+void EmitF32Body(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr, int64_t unroll) {
+  const int64_t nv = nr / isa.lanes;
+  const std::string p = isa.prefix;
+  for (int64_t i = 0; i < mr; ++i) {
+    for (int64_t v = 0; v < nv; ++v) {
+      o << "  " << isa.vec << " " << Var("c", i, v) << " = " << p << "_setzero_ps();\n";
+    }
+  }
+  o << "#pragma GCC unroll " << unroll << "\n  for (int64_t k = 0; k < kc; ++k) {\n";
+  for (int64_t v = 0; v < nv; ++v) {
+    o << "    const " << isa.vec << " b" << v << " = " << p << "_loadu_ps(b + " << v * isa.lanes
+      << ");\n";
+  }
+  for (int64_t i = 0; i < mr; ++i) {
+    o << "    { const " << isa.vec << " ai = " << p << "_set1_ps(a[" << i << "]);";
+    for (int64_t v = 0; v < nv; ++v) {
+      o << " " << Var("c", i, v) << " = " << p << "_fmadd_ps(ai, b" << v << ", " << Var("c", i, v)
+        << ");";
+    }
+    o << " }\n";
+  }
+  o << "    a += " << mr << ";\n    b += " << nr << ";\n  }\n";
+}
+
+// bf16 pairs: per pair of k, NR/16 vector loads of B (16 columns × 2 k), MR 32-bit broadcasts
+// of A (one row's 2 k), MR·NR/16 vdpbf16ps.
+void EmitBf16Body(std::ostream& o, int64_t mr, int64_t nr, int64_t unroll) {
+  const int64_t nv = nr / 16;
+  for (int64_t i = 0; i < mr; ++i) {
+    for (int64_t v = 0; v < nv; ++v) {
+      o << "  __m512 " << Var("c", i, v) << " = _mm512_setzero_ps();\n";
+    }
+  }
+  o << "#pragma GCC unroll " << unroll << "\n  for (int64_t k = 0; k < kp; ++k) {\n";
+  for (int64_t v = 0; v < nv; ++v) {
+    o << "    const __m512bh b" << v << " = (__m512bh)_mm512_loadu_si512(b + " << v * 32
+      << ");\n";
+  }
+  for (int64_t i = 0; i < mr; ++i) {
+    o << "    { uint32_t w; std::memcpy(&w, a + " << 2 * i
+      << ", 4); const __m512bh ai = (__m512bh)_mm512_set1_epi32(static_cast<int>(w));";
+    for (int64_t v = 0; v < nv; ++v) {
+      o << " " << Var("c", i, v) << " = _mm512_dpbf16_ps(" << Var("c", i, v) << ", ai, b" << v
+        << ");";
+    }
+    o << " }\n";
+  }
+  o << "    a += " << 2 * mr << ";\n    b += " << 2 * nr << ";\n  }\n";
+}
+
+// Stores (or adds into) c the accumulators of EmitF32Body / EmitBf16Body.
+void EmitWriteBack(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr) {
+  const int64_t nv = nr / isa.lanes;
+  const std::string p = isa.prefix;
+  o << "  if (acc) {\n";
+  for (int64_t i = 0; i < mr; ++i) {
+    for (int64_t v = 0; v < nv; ++v) {
+      std::string addr = "c + " + std::to_string(i) + " * ldc + " + std::to_string(v * isa.lanes);
+      o << "    " << Var("c", i, v) << " = " << p << "_add_ps(" << Var("c", i, v) << ", " << p
+        << "_loadu_ps(" << addr << "));\n";
+    }
+  }
+  o << "  }\n";
+  for (int64_t i = 0; i < mr; ++i) {
+    for (int64_t v = 0; v < nv; ++v) {
+      o << "  " << p << "_storeu_ps(c + " << i << " * ldc + " << v * isa.lanes << ", "
+        << Var("c", i, v) << ");\n";
+    }
+  }
+}
+
+// Portable fallback (no SIMD flavour matched the compiler's flags): same contract, plain loops.
+void EmitScalar(std::ostream& o, bool bf16_pairs, int64_t mr, int64_t nr) {
+  o << "  float t[" << mr * nr << "] = {};\n";
+  if (bf16_pairs) {
+    o << "  for (int64_t k = 0; k < kp; ++k, a += " << 2 * mr << ", b += " << 2 * nr << ")\n"
+      << "    for (int64_t i = 0; i < " << mr << "; ++i)\n"
+      << "      for (int64_t j = 0; j < " << nr << "; ++j)\n"
+      << "        t[i * " << nr << " + j] += mkrt::bf16_to_f32(a[2 * i]) * "
+      << "mkrt::bf16_to_f32(b[2 * j]) + mkrt::bf16_to_f32(a[2 * i + 1]) * "
+      << "mkrt::bf16_to_f32(b[2 * j + 1]);\n";
+  } else {
+    o << "  for (int64_t k = 0; k < kc; ++k, a += " << mr << ", b += " << nr << ")\n"
+      << "    for (int64_t i = 0; i < " << mr << "; ++i)\n"
+      << "      for (int64_t j = 0; j < " << nr << "; ++j) t[i * " << nr
+      << " + j] += a[i] * b[j];\n";
+  }
+  o << "  for (int64_t i = 0; i < " << mr << "; ++i)\n"
+    << "    for (int64_t j = 0; j < " << nr << "; ++j)\n"
+    << "      c[i * ldc + j] = acc ? c[i * ldc + j] + t[i * " << nr << " + j] : t[i * " << nr
+    << " + j];\n";
+}
+
+}  // namespace
+
+std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int64_t nr,
+                            int64_t unroll_k) {
+  std::string name = std::string("mk_gemm_") + (bf16_pairs ? "bf16" : "f32") + "_" +
+                     std::to_string(mr) + "x" + std::to_string(nr) + "_u" +
+                     std::to_string(unroll_k);
+  if (mc.prelude().str().find(" " + name + "(") != std::string::npos) return name;
+  EnsureIntrinsics(mc);
+  std::ostringstream o;
+  o << "// GEMM micro-kernel: " << mr << "x" << nr << " f32 accumulators"
+    << (bf16_pairs ? ", bf16 pairs (vdpbf16ps)" : "") << "\n"
+    << "__attribute__((noinline)) static void " << name << "(int64_t "
+    << (bf16_pairs ? "kp, const uint16_t* __restrict a, const uint16_t* __restrict b"
+                   : "kc, const float* __restrict a, const float* __restrict b")
+    << ", float* __restrict c, int64_t ldc, bool acc) {\n";
+  const Isa avx512{16, "__m512", "_mm512"}, avx2{8, "__m256", "_mm256"};
+  if (bf16_pairs) {
+    if (nr % 16 == 0) {
+      o << "#if defined(__AVX512F__) && defined(__AVX512BF16__)\n";
+      EmitBf16Body(o, mr, nr, unroll_k);
+      EmitWriteBack(o, avx512, mr, nr);
+      o << "#else\n";
+      EmitScalar(o, true, mr, nr);
+      o << "#endif\n";
+    } else {
+      EmitScalar(o, true, mr, nr);
+    }
+  } else {
+    o << (nr % 16 == 0 ? "#if defined(__AVX512F__)\n" : "#if 0\n");
+    if (nr % 16 == 0) {
+      EmitF32Body(o, avx512, mr, nr, unroll_k);
+      EmitWriteBack(o, avx512, mr, nr);
+    }
+    o << "#elif defined(__AVX2__) && defined(__FMA__)\n";
+    EmitF32Body(o, avx2, mr, nr, unroll_k);
+    EmitWriteBack(o, avx2, mr, nr);
+    o << "#else\n";
+    EmitScalar(o, false, mr, nr);
+    o << "#endif\n";
+  }
+  o << "}\n";
+  mc.prelude() << o.str();
+  return name;
+}
+
+}  // namespace mk::codegen::cpu

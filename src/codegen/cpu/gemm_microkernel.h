@@ -1,0 +1,24 @@
+// The GEMM micro-kernel: an MR×NR register tile of f32 accumulators updated over KC packed
+// steps, generated as C++ with SIMD intrinsics (AVX-512, an AVX2 fallback and a scalar one,
+// chosen by the preprocessor in the generated source). Emitted once per module per shape into
+// the prelude, so every dot with the same tile shares it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "codegen/cpu/emit_context.h"
+
+namespace mk::codegen::cpu {
+
+// Signature of the returned function (f32 panels):
+//   void NAME(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool acc)
+// and with `bf16_pairs` (panels of bf16 pairs, `kp` = number of k pairs, vdpbf16ps):
+//   void NAME(int64_t kp, const uint16_t* a, const uint16_t* b, float* c, int64_t ldc, bool acc)
+// `a` is an MR-row sliver (k-major: a[k*MR + i], or pairs a[(p*MR + i)*2 + (k&1)]), `b` an
+// NR-column sliver (b[k*NR + j], or b[(p*NR + j)*2 + (k&1)]). The full MR×NR tile is written to
+// c[i*ldc + j]; with `acc` it is added to what c holds.
+std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int64_t nr,
+                            int64_t unroll_k);
+
+}  // namespace mk::codegen::cpu

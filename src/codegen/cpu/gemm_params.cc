@@ -1,0 +1,210 @@
+#include "codegen/cpu/gemm_params.h"
+
+#include <algorithm>
+#include <string>
+
+namespace mk::codegen::cpu {
+
+using hlo::DType;
+
+namespace {
+
+int64_t RoundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool IsGemmFloat(DType t) { return t == DType::kF32 || t == DType::kBF16 || t == DType::kF16; }
+
+// f32 lanes of the widest vector the generated micro-kernel uses (AVX-512: 16, AVX2: 8); NR is a
+// multiple of 8 so that the AVX2 variant exists for every tile.
+int64_t F32Lanes(const target::Target& t) { return std::max<int64_t>(8, t.vector_bytes / 4); }
+
+int64_t VectorRegisters(const target::Target& t) {
+  return t.vector_registers > 0 ? t.vector_registers : (t.Has("avx512f") ? 32 : 16);
+}
+
+Status CheckRange(const char* name, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi) {
+    return InvalidArgument(std::string("gemm parameter ") + name + "=" + std::to_string(v) +
+                           " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                           "]");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<DotGeometry> AnalyzeDot(const hlo::Instruction& dot, const target::Target& target) {
+  if (dot.operands.size() != 2 || !dot.dot_dims) return InvalidArgument("not a dot: " + dot.name);
+  const auto& dd = *dot.dot_dims;
+  const hlo::Shape& lhs = dot.operands[0]->shape;
+  const hlo::Shape& rhs = dot.operands[1]->shape;
+  if (dd.lhs_batch.size() != dd.rhs_batch.size() ||
+      dd.lhs_contracting.size() != dd.rhs_contracting.size()) {
+    return InvalidArgument("dot %" + dot.name + ": dimension numbers do not pair up");
+  }
+  DotGeometry g;
+  g.lhs_batch = dd.lhs_batch;
+  g.rhs_batch = dd.rhs_batch;
+  g.lhs_contracting = dd.lhs_contracting;
+  g.rhs_contracting = dd.rhs_contracting;
+  auto free_dims = [](const hlo::Shape& s, const std::vector<int64_t>& a,
+                      const std::vector<int64_t>& b) {
+    std::vector<int64_t> out;
+    for (int64_t d = 0; d < s.rank(); ++d) {
+      if (std::find(a.begin(), a.end(), d) == a.end() &&
+          std::find(b.begin(), b.end(), d) == b.end()) {
+        out.push_back(d);
+      }
+    }
+    return out;
+  };
+  g.lhs_free = free_dims(lhs, dd.lhs_batch, dd.lhs_contracting);
+  g.rhs_free = free_dims(rhs, dd.rhs_batch, dd.rhs_contracting);
+  auto in_range = [](const hlo::Shape& s, const std::vector<int64_t>& dims) {
+    for (int64_t d : dims) {
+      if (d < 0 || d >= s.rank()) return false;
+    }
+    return true;
+  };
+  if (!in_range(lhs, dd.lhs_batch) || !in_range(lhs, dd.lhs_contracting) ||
+      !in_range(rhs, dd.rhs_batch) || !in_range(rhs, dd.rhs_contracting) ||
+      g.lhs_free.size() + dd.lhs_batch.size() + dd.lhs_contracting.size() !=
+          static_cast<size_t>(lhs.rank()) ||
+      g.rhs_free.size() + dd.rhs_batch.size() + dd.rhs_contracting.size() !=
+          static_cast<size_t>(rhs.rank())) {
+    return InvalidArgument("dot %" + dot.name + ": bad or repeated dimension numbers");
+  }
+  for (int64_t d : dd.lhs_batch) g.batch_dims.push_back(lhs.dim(d));
+  for (int64_t d : g.lhs_free) g.m_dims.push_back(lhs.dim(d));
+  for (int64_t d : g.rhs_free) g.n_dims.push_back(rhs.dim(d));
+  for (int64_t d : dd.lhs_contracting) g.k_dims.push_back(lhs.dim(d));
+  auto product = [](const std::vector<int64_t>& v) {
+    int64_t p = 1;
+    for (int64_t x : v) p *= x;
+    return p;
+  };
+  g.batch = product(g.batch_dims);
+  g.m = product(g.m_dims);
+  g.n = product(g.n_dims);
+  g.k = product(g.k_dims);
+  g.lhs_type = lhs.dtype();
+  g.rhs_type = rhs.dtype();
+  g.out_type = dot.shape.dtype();
+  g.blockable = IsGemmFloat(g.lhs_type) && IsGemmFloat(g.rhs_type) && IsGemmFloat(g.out_type) &&
+                g.batch > 0 && g.m > 0 && g.n > 0 && g.k > 0;
+  g.bf16_pairs = g.blockable && g.lhs_type == DType::kBF16 && g.rhs_type == DType::kBF16 &&
+                 target.Has("avx512_bf16") && target.Has("avx512f");
+  return g;
+}
+
+ThreadSplit InitialThreadSplit(const DotGeometry& g, const GemmParams& p) {
+  const int64_t t = p.threads;
+  if (t <= 1) return ThreadSplit::kBlocks;
+  // Whole GEMMs per thread when the batch divides well: no duplicated packing, no barriers.
+  if (g.batch >= t && (g.batch % t == 0 || g.batch >= 4 * t)) return ThreadSplit::kBatch;
+  // Column ranges need no barriers (a thread that is descheduled stalls only itself) and cost
+  // one extra packing of A per thread, small next to the GEMM once N spans several slivers per
+  // thread; otherwise the shared-B row blocks divide the work more evenly.
+  auto balance = [t](int64_t slivers) {
+    if (slivers <= 0) return 0.0;
+    return static_cast<double>(slivers) / static_cast<double>(t * CeilDiv(slivers, t));
+  };
+  const int64_t n_slivers = CeilDiv(g.n, p.nr), m_slivers = CeilDiv(g.m, p.mr);
+  if (n_slivers >= 2 * t && balance(n_slivers) >= balance(m_slivers)) return ThreadSplit::kColumns;
+  return ThreadSplit::kBlocks;
+}
+
+GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target) {
+  GemmParams p;
+  p.blocked = g.blockable;
+  p.bf16_pairs = g.bf16_pairs;
+  // Register tile: MR×NR accumulators + NR/W vectors of B + one broadcast of A must fit the
+  // register file; loads per FMA ((MR + NR/W) / (MR·NR/W)) must stay well under the 1 load :
+  // 1 FMA port balance; among those, the most accumulators (hides FMA latency, best reuse).
+  const int64_t lanes = F32Lanes(target), regs = VectorRegisters(target);
+  int64_t best = 0;
+  for (int64_t nv = 1; nv * lanes <= 64; ++nv) {
+    int64_t mr = std::min<int64_t>(16, (regs - nv - 1) / nv);
+    if (mr < 1) continue;
+    if (static_cast<double>(mr + nv) / static_cast<double>(mr * nv) > 0.7) continue;
+    if (mr * nv > best) best = mr * nv, p.mr = mr, p.nr = nv * lanes;
+  }
+  // Empty dots are never blocked; keep the arithmetic below well defined for them anyway.
+  const int64_t m = std::max<int64_t>(1, g.m), n = std::max<int64_t>(1, g.n),
+                k = std::max<int64_t>(1, g.k);
+  // A skinny M wastes the padded rows of every sliver: shrink the tile to it.
+  p.mr = std::min(p.mr, m);
+  // KC: the B micro-panel (KC×NR) stays in L1 across the MC/MR micro-kernels while A slivers
+  // (MR×KC) stream through; keep both within 3/4 of L1. Balanced over K's blocks.
+  const int64_t elt = g.bf16_pairs ? 2 : 4;
+  int64_t kc = target.l1_bytes * 3 / 4 / ((p.mr + p.nr) * elt);
+  kc = std::max<int64_t>(16, kc / 16 * 16);
+  p.kc = std::min(k, RoundUp(CeilDiv(k, CeilDiv(k, kc)), 8));
+  // MC: the packed A block (MC×KC) in half of L2.
+  int64_t mc = target.l2_bytes / 2 / (p.kc * elt);
+  p.mc = std::max(p.mr, mc / p.mr * p.mr);
+  p.mc = std::min(p.mc, RoundUp(m, p.mr));
+  // NC: the packed B panel (KC×NC) in a share of L3, capped so the panel stays a few MB.
+  int64_t l3_share = std::min<int64_t>(target.l3_bytes / std::max(1, target.cores), 16 << 20);
+  int64_t nc = std::min<int64_t>(4096, l3_share / 2 / (p.kc * elt));
+  p.nc = std::max(p.nr, nc / p.nr * p.nr);
+  p.nc = std::min(p.nc, RoundUp(n, p.nr));
+  p.unroll_k = 4;
+  int64_t flops = 2 * g.batch * g.m * g.n * g.k;
+  p.threads = flops < (int64_t{1} << 20) ? 1 : std::max(1, target.cores);
+  p.split = InitialThreadSplit(g, p);
+  return p;
+}
+
+Result<GemmParams> ResolveGemmParams(const space::Schedule& s, const DotGeometry& g,
+                                     const target::Target& target) {
+  const GemmParams init = InitialGemmParams(g, target);
+  GemmParams p;
+  int64_t blocked = s.Get("gemm_blocked", init.blocked ? 1 : 0);
+  MK_RETURN_IF_ERROR(CheckRange("gemm_blocked", blocked, 0, 1));
+  p.blocked = blocked == 1 && g.blockable;
+  p.mr = s.Get("mr", init.mr);
+  MK_RETURN_IF_ERROR(CheckRange("mr", p.mr, 1, 16));
+  p.nr = s.Get("nr", init.nr);
+  MK_RETURN_IF_ERROR(CheckRange("nr", p.nr, 8, 64));
+  if (p.nr % 8 != 0) {
+    return InvalidArgument("gemm parameter nr=" + std::to_string(p.nr) +
+                           " must be a multiple of 8");
+  }
+  p.kc = s.Get("kc", init.kc);
+  MK_RETURN_IF_ERROR(CheckRange("kc", p.kc, 1, 1 << 16));
+  p.mc = s.Get("mc", init.mc);
+  MK_RETURN_IF_ERROR(CheckRange("mc", p.mc, 1, 1 << 20));
+  p.nc = s.Get("nc", init.nc);
+  MK_RETURN_IF_ERROR(CheckRange("nc", p.nc, 1, 1 << 20));
+  p.unroll_k = s.Get("unroll_k", init.unroll_k);
+  MK_RETURN_IF_ERROR(CheckRange("unroll_k", p.unroll_k, 1, 16));
+  int64_t threads = s.Get("threads", 0);
+  MK_RETURN_IF_ERROR(CheckRange("threads", threads, 0, 1024));
+  p.threads = threads == 0 ? init.threads : threads;
+  // Without a split, the model's choice for these threads and this tile.
+  int64_t split = s.Get("thread_split", static_cast<int64_t>(InitialThreadSplit(g, p)));
+  MK_RETURN_IF_ERROR(CheckRange("thread_split", split, 0, 2));
+  p.split = static_cast<ThreadSplit>(split);
+  p.bf16_pairs = g.bf16_pairs && p.nr % 16 == 0;
+  // Clamp the cache blocks to the problem and to whole register tiles.
+  p.kc = std::min(p.kc, std::max<int64_t>(1, g.k));
+  p.mc = std::min(RoundUp(p.mc, p.mr), RoundUp(std::max<int64_t>(1, g.m), p.mr));
+  p.nc = std::min(RoundUp(p.nc, p.nr), RoundUp(std::max<int64_t>(1, g.n), p.nr));
+  return p;
+}
+
+std::vector<int64_t> GemmMrValues() {
+  std::vector<int64_t> v;
+  for (int64_t mr = 1; mr <= 16; ++mr) v.push_back(mr);
+  return v;
+}
+
+std::vector<int64_t> GemmNrValues(const target::Target& target) {
+  std::vector<int64_t> v;
+  const int64_t lanes = F32Lanes(target);
+  for (int64_t nr = lanes; nr <= 64; nr += lanes) v.push_back(nr);
+  return v;
+}
+
+}  // namespace mk::codegen::cpu

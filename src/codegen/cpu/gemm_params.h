@@ -1,0 +1,75 @@
+// The blocked GEMM's parameters for one dot: what a dot_general is as a batched M×N×K GEMM,
+// which parameters the emitter reads from the schedule, their analytical initial values (the
+// BLIS model: register tile from the register file, KC from L1, MC from L2, NC from L3), and
+// their validation. Shared by the kernel space (gemm_space.cc) and the emitter (gemm_emitter.cc)
+// so a schedule that leaves a parameter out gets the value the space would have proposed.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "hlo/instruction.h"
+#include "space/schedule.h"
+#include "support/status.h"
+#include "target/target.h"
+
+namespace mk::codegen::cpu {
+
+// A dot_general as a batched GEMM: out[b][m][n] = sum_k lhs[b][m][k] * rhs[b][k][n], where b, m,
+// n and k are the row-major linearizations of the batch, lhs-free, rhs-free and contracting dims.
+struct DotGeometry {
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+  std::vector<int64_t> batch_dims, m_dims, n_dims, k_dims;  // sizes, in linearization order
+  // Operand dimension numbers of each role (lhs: batch, free, contracting; rhs: batch,
+  // contracting, free), in the same order as the sizes above.
+  std::vector<int64_t> lhs_batch, lhs_free, lhs_contracting;
+  std::vector<int64_t> rhs_batch, rhs_free, rhs_contracting;
+  hlo::DType lhs_type = hlo::DType::kF32, rhs_type = hlo::DType::kF32,
+             out_type = hlo::DType::kF32;
+  // Float inputs and a f32/bf16/f16 result: the blocked path applies. Integer and f64 dots keep
+  // the generic loop nest (exact wrapping / double accumulation).
+  bool blockable = false;
+  // Both operands bf16 and the target has AVX512_BF16: pack as bf16 pairs, multiply with
+  // vdpbf16ps. Otherwise operands are converted to f32 while packing.
+  bool bf16_pairs = false;
+};
+
+Result<DotGeometry> AnalyzeDot(const hlo::Instruction& dot, const target::Target& target);
+
+// How threads share a GEMM (parameter "thread_split").
+enum class ThreadSplit {
+  kBlocks = 0,   // the MC blocks (or NR slivers) of each K slice, around one shared packed B
+                 // panel: BLIS's ic/jr loops, two barriers per K slice
+  kBatch = 1,    // the batch: each thread runs whole GEMMs, packing privately
+  kColumns = 2,  // NR-aligned column ranges of each GEMM, packing privately: no barriers, A
+                 // packed once per thread
+};
+
+struct GemmParams {
+  bool blocked = true;
+  int64_t mr = 6, nr = 16;  // register tile: MR rows × NR columns (NR a multiple of 8)
+  int64_t kc = 256, mc = 96, nc = 4096;  // cache blocks (mc a multiple of mr, nc of nr)
+  int64_t unroll_k = 4;    // unroll of the micro-kernel's k loop
+  int64_t threads = 1;     // OpenMP threads (resolved: >= 1)
+  ThreadSplit split = ThreadSplit::kBlocks;
+  bool bf16_pairs = false;  // DotGeometry::bf16_pairs and NR a multiple of 16 (zmm = 16 columns)
+};
+
+// The analytical choice for `g` on `target` (threads: all cores for big dots, 1 for tiny ones).
+GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target);
+
+// The parameters `schedule` asks for (missing ones take InitialGemmParams' value), clamped to the
+// dot (mc, nc rounded up to tile multiples and capped at the problem size, kc capped at K).
+// An illegal value is an InvalidArgument naming the parameter. A dot that is not blockable gets
+// blocked = false whatever the schedule says.
+Result<GemmParams> ResolveGemmParams(const space::Schedule& schedule, const DotGeometry& g,
+                                     const target::Target& target);
+
+// The thread split the model picks for `g` under `p` (its threads and tile).
+ThreadSplit InitialThreadSplit(const DotGeometry& g, const GemmParams& p);
+
+// Legal values of each parameter, for the kernel space (ascending).
+std::vector<int64_t> GemmMrValues();
+std::vector<int64_t> GemmNrValues(const target::Target& target);
+
+}  // namespace mk::codegen::cpu

@@ -1,0 +1,217 @@
+#include "codegen/cpu/reduce_emit.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "codegen/cpu/cpu_types.h"
+#include "codegen/cpu/vector_loops.h"
+
+namespace mk::codegen::cpu {
+
+using hlo::DType;
+using hlo::Instruction;
+using hlo::Opcode;
+
+std::optional<Combiner> AssociativeCombiner(const hlo::Computation& comp) {
+  const auto& params = comp.parameters();
+  if (params.size() != 2 || comp.instructions().size() != 3) return std::nullopt;
+  const Instruction* root = comp.root();
+  if (!root || root->operands.size() != 2 || !root->shape.is_array()) return std::nullopt;
+  const DType t = root->shape.dtype();
+  for (const Instruction* p : params) {
+    if (!p->shape.is_array() || p->shape.rank() != 0 || p->shape.dtype() != t) return std::nullopt;
+  }
+  const bool uses_both = (root->operands[0] == params[0] && root->operands[1] == params[1]) ||
+                         (root->operands[0] == params[1] && root->operands[1] == params[0]);
+  if (!uses_both || root->shape.rank() != 0) return std::nullopt;
+  const bool fl = IsFloatCompute(t);
+  const bool integral = t == DType::kPred || hlo::IsInteger(t);
+  if (!fl && !integral) return std::nullopt;
+  switch (root->opcode) {
+    case Opcode::kAdd:
+    case Opcode::kMultiply:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+      return Combiner{root->opcode, t};
+    case Opcode::kAnd:
+    case Opcode::kOr:
+      if (integral) return Combiner{root->opcode, t};
+      return std::nullopt;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<std::string> CombinerIdentity(const Combiner& c) {
+  auto ct_or = ComputeType(c.dtype);
+  if (!ct_or.ok()) return std::nullopt;
+  const std::string ct = *ct_or;
+  if (c.dtype == DType::kPred) {
+    switch (c.op) {
+      case Opcode::kAdd: case Opcode::kOr: case Opcode::kMaximum: return std::string("false");
+      case Opcode::kMultiply: case Opcode::kAnd: case Opcode::kMinimum: return std::string("true");
+      default: return std::nullopt;
+    }
+  }
+  if (IsFloatCompute(c.dtype)) {
+    switch (c.op) {
+      // -0 rather than +0: -0 + x is x for every x, including -0.
+      case Opcode::kAdd: return "static_cast<" + ct + ">(-0.0)";
+      case Opcode::kMultiply: return "static_cast<" + ct + ">(1)";
+      case Opcode::kMaximum: return "(-std::numeric_limits<" + ct + ">::infinity())";
+      case Opcode::kMinimum: return "std::numeric_limits<" + ct + ">::infinity()";
+      default: return std::nullopt;
+    }
+  }
+  switch (c.op) {
+    case Opcode::kAdd: case Opcode::kOr: return "static_cast<" + ct + ">(0)";
+    case Opcode::kMultiply: return "static_cast<" + ct + ">(1)";
+    case Opcode::kMaximum: return "std::numeric_limits<" + ct + ">::lowest()";
+    case Opcode::kMinimum: return "std::numeric_limits<" + ct + ">::max()";
+    case Opcode::kAnd: return "static_cast<" + ct + ">(~" + ct + "(0))";
+    default: return std::nullopt;
+  }
+}
+
+namespace {
+
+// The result block of the strided form, per lane of the schedule (8 lanes: 512 results).
+constexpr int64_t kStridedBlockPerLane = 64;
+
+struct ReduceLayout {
+  std::vector<std::string> in_idx;    // the input index: i<k> for kept dims, r<d> for reduced
+  std::vector<std::string> red_vars;  // r<d>, in dimension order
+  std::vector<int64_t> red_dims;
+};
+
+ReduceLayout LayoutOf(const hlo::Shape& in_shape, const std::vector<bool>& reduced) {
+  ReduceLayout l;
+  int64_t kept = 0;
+  for (int64_t d = 0; d < in_shape.rank(); ++d) {
+    if (reduced[static_cast<size_t>(d)]) {
+      l.in_idx.push_back("r" + std::to_string(d));
+      l.red_vars.push_back(l.in_idx.back());
+      l.red_dims.push_back(in_shape.dim(d));
+    } else {
+      l.in_idx.push_back("i" + std::to_string(kept++));
+    }
+  }
+  return l;
+}
+
+void ForLines(std::ostream& out, const std::vector<std::string>& vars,
+              const std::vector<int64_t>& dims, size_t count) {
+  for (size_t d = 0; d < count; ++d) {
+    out << "  for (int64_t " << vars[d] << " = 0; " << vars[d] << " < " << dims[d] << "; ++"
+        << vars[d] << ")\n";
+  }
+}
+
+// Innermost input dim kept: blocks of results accumulate together, in the serial order.
+void EmitStrided(FunctionEmitter& f, const Instruction& inst, const ReduceLayout& l,
+                 const std::string& ct, const std::string& fn, const std::string& ptr,
+                 int64_t lanes) {
+  const LoopSchedule s = LoopScheduleOf(f);
+  const hlo::Shape& out_shape = inst.shape;
+  const int64_t k = out_shape.rank();
+  const int64_t c = out_shape.dim(k - 1);
+  const int64_t block = std::min<int64_t>(c, kStridedBlockPerLane * lanes);
+  const int64_t blocks = (c + block - 1) / block;
+  const std::string iv = "i" + std::to_string(k - 1);
+  const std::string x = CallExpr(f.Fn(inst.operands[0]), l.in_idx);
+  const std::string init = CallExpr(f.Fn(inst.operands[1]), {});
+  std::vector<std::string> out_vars = IndexVars(k);
+  // Row fusion binds the leading row dims (never the last result dim: see EmitVectorReduce).
+  const size_t bound = f.row_dims().size();
+  std::vector<int64_t> trips(out_shape.dims().begin() + static_cast<std::ptrdiff_t>(bound),
+                             out_shape.dims().end() - 1);
+  trips.push_back(blocks);
+  auto& out = f.loops();
+  out << "  {\n";
+  if (bound == 0) {
+    out << ParallelPragma(s, CollapseCount(trips, s.threads),
+                          inst.operands[0]->shape.num_elements());
+  }
+  for (size_t d = bound; d + 1 < static_cast<size_t>(k); ++d) {
+    out << "  for (int64_t " << out_vars[d] << " = 0; " << out_vars[d] << " < "
+        << out_shape.dim(static_cast<int64_t>(d)) << "; ++" << out_vars[d] << ")\n";
+  }
+  out << "  for (int64_t bt = 0; bt < " << blocks << "; ++bt)\n  {\n"
+      << "    const int64_t lo = bt * " << block << ", hi = std::min<int64_t>(lo + " << block
+      << ", " << c << ");\n"
+      << "    " << ct << " acc[" << block << "];\n"
+      << "    for (int64_t " << iv << " = lo; " << iv << " < hi; ++" << iv << ") acc[" << iv
+      << " - lo] = " << init << ";\n";
+  ForLines(out, l.red_vars, l.red_dims, l.red_vars.size());
+  out << "    {\n" << InnerLoopPragmas(s) << "    for (int64_t " << iv << " = lo; " << iv
+      << " < hi; ++" << iv << ")\n      acc[" << iv << " - lo] = " << fn << "(acc[" << iv
+      << " - lo], " << x << ");\n    }\n";
+  out << InnerLoopPragmas(s) << "    for (int64_t " << iv << " = lo; " << iv << " < hi; ++" << iv
+      << ")\n      " << ptr << "[" << LinearIndexExpr(out_vars, out_shape.dims()) << "] = "
+      << StoreExpr(out_shape.dtype(), "acc[" + iv + " - lo]") << ";\n  }\n  }\n";
+}
+
+// Innermost input dim reduced, associative combiner: `lanes` partial accumulators per result.
+void EmitLanes(FunctionEmitter& f, const Instruction& inst, const ReduceLayout& l,
+               const std::string& ct, const std::string& identity, const std::string& fn,
+               const std::string& ptr, int64_t lanes) {
+  const hlo::Shape& out_shape = inst.shape;
+  const std::string& rv = l.red_vars.back();
+  const int64_t n = l.red_dims.back();
+  std::vector<std::string> vec_idx = l.in_idx, tail_idx = l.in_idx;
+  vec_idx.back() = "(" + rv + " + j)";
+  const std::string x = f.Fn(inst.operands[0]);
+  const std::string init = CallExpr(f.Fn(inst.operands[1]), {});
+  auto& out = f.loops();
+  out << "  {\n";
+  OpenResultLoops(f, out_shape.dims(), inst.operands[0]->shape.num_elements());
+  out << "  {\n    " << ct << " lane[" << lanes << "];\n"
+      << "    for (int j = 0; j < " << lanes << "; ++j) lane[j] = " << identity << ";\n";
+  ForLines(out, l.red_vars, l.red_dims, l.red_vars.size() - 1);
+  out << "    {\n      int64_t " << rv << " = 0;\n"
+      << "      for (; " << rv << " + " << lanes << " <= " << n << "; " << rv << " += " << lanes
+      << ") {\n"
+      // `omp simd` keeps the lane loop a loop until the vectorizer sees it (unrolled first, a
+      // max with NaN checks would stay scalar).
+      << "#pragma omp simd\n"
+      << "        for (int j = 0; j < " << lanes << "; ++j) lane[j] = " << fn << "(lane[j], "
+      << CallExpr(x, vec_idx) << ");\n      }\n"
+      << "      for (; " << rv << " < " << n << "; ++" << rv << ") lane[0] = " << fn
+      << "(lane[0], " << CallExpr(x, tail_idx) << ");\n    }\n"
+      << "    for (int w = " << lanes / 2 << "; w > 0; w /= 2)\n"
+      << "      for (int j = 0; j < w; ++j) lane[j] = " << fn << "(lane[j], lane[j + w]);\n"
+      << "    " << ptr << "[" << LinearIndexExpr(IndexVars(out_shape.rank()), out_shape.dims())
+      << "] = " << StoreExpr(out_shape.dtype(), fn + "(" + init + ", lane[0])") << ";\n"
+      << "  }\n  }\n";
+}
+
+}  // namespace
+
+Result<bool> EmitVectorReduce(FunctionEmitter& f, const Instruction& inst, const std::string& fn,
+                              const std::string& ptr) {
+  const int64_t lanes = f.schedule().Get("reduce_lanes", 1);
+  if (lanes <= 1 || inst.operands.size() != 2 || !inst.shape.is_array()) return false;
+  if ((lanes & (lanes - 1)) != 0) return false;  // the pairwise combine halves the lanes
+  const hlo::Shape& in_shape = inst.operands[0]->shape;
+  if (in_shape.rank() == 0) return false;
+  std::vector<bool> reduced(static_cast<size_t>(in_shape.rank()), false);
+  for (int64_t d : inst.dimensions) reduced[static_cast<size_t>(d)] = true;
+  MK_ASSIGN_OR_RETURN(std::string ct, ComputeType(inst.shape.dtype()));
+  const ReduceLayout layout = LayoutOf(in_shape, reduced);
+  if (!reduced.back()) {
+    // Under row fusion the last result dim is never a row dim (the rows end before the first
+    // reduced dim); keep the serial form if it were.
+    if (f.row_dims().size() >= static_cast<size_t>(inst.shape.rank())) return false;
+    EmitStrided(f, inst, layout, ct, fn, ptr, lanes);
+    return true;
+  }
+  if (inst.called.empty()) return false;
+  const auto combiner = AssociativeCombiner(*inst.called[0]);
+  if (!combiner || combiner->dtype != inst.shape.dtype()) return false;
+  const auto identity = CombinerIdentity(*combiner);
+  if (!identity || layout.red_dims.back() < lanes) return false;
+  EmitLanes(f, inst, layout, ct, *identity, fn, ptr, lanes);
+  return true;
+}
+
+}  // namespace mk::codegen::cpu

@@ -1,0 +1,423 @@
+// The vectorized loop and reduction forms (vector_loops.h, reduce_emit.h), large constants and
+// the vectorizable runtime conversions: every value of every loop/reduction parameter against the
+// interpreter on random inputs, odd sizes (vector tails), f32 and bf16, reductions over inner and
+// outer dimensions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "analysis/fusion_plan.h"
+#include "codegen/cpu/cpu_emitter.h"
+#include "codegen/cpu/kernel_spaces.h"
+#include "codegen/cpu/mk_cpu_rt.h"
+#include "codegen/cpu/test_harness.h"
+#include "codegen/cpu/vector_rows.h"
+#include "hlo/parser.h"
+#include "interp/elided_constants.h"
+#include "interp/interpreter.h"
+#include "runtime/cpu_executor.h"
+#include "support/float16.h"
+
+namespace mk::codegen::cpu {
+namespace {
+
+using Overrides = std::map<std::string, int64_t>;
+
+std::string Subst(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+class VectorCodegenTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { cache_dir_ = testing::MakeTempDir("mk-vector-codegen"); }
+  static void TearDownTestSuite() { std::filesystem::remove_all(cache_dir_); }
+
+  // Emits `module` with every kernel's initial schedule, `overrides` replacing values.
+  static Result<Implementation> EmitWith(const hlo::Module& module, const Overrides& overrides) {
+    MK_ASSIGN_OR_RETURN(analysis::FusionPlan plan, analysis::PlanFusion(module));
+    CpuEmitter emitter;
+    const target::Target target = target::HostCpu();
+    space::Candidate candidate;
+    for (const auto& k : plan.kernels) {
+      space::Schedule s = emitter.SpaceFor(k, target).Initial();
+      for (const auto& [name, value] : overrides) s.values[name] = value;
+      candidate.kernels.push_back(s);
+    }
+    return emitter.Emit(plan, candidate, target);
+  }
+
+  // Runs `text` under `overrides` and the interpreter on two random inputs; output o must agree
+  // within tols[o] (|got - want| / max(1, |want|)), 0 meaning bit for bit.
+  void ExpectAgrees(const std::string& text, const Overrides& overrides,
+                    const std::vector<double>& tols) {
+    auto module = hlo::ParseModule(text, "vec.hlo");
+    ASSERT_TRUE(module.ok()) << module.status().ToString();
+    interp::FillElidedConstants(**module);
+    auto impl = EmitWith(**module, overrides);
+    ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+    runtime::CompileOptions copts;
+    copts.cache_dir = cache_dir_;
+    runtime::CompilerDriver compiler(copts);
+    runtime::SandboxRunner sandbox;
+    runtime::CpuExecutor exec(compiler, sandbox);
+    auto lib = exec.Build(*impl);
+    ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+    for (uint32_t seed = 1; seed <= 2; ++seed) {
+      auto args = testing::RandomArgs(**module, seed);
+      auto expected = interp::Evaluate(**module, args);
+      ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+      std::vector<hlo::Literal> want;
+      if (expected->shape().is_tuple()) want = expected->elements();
+      else want.push_back(*expected);
+      auto got = exec.Run(*lib, *impl, args);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      ASSERT_TRUE(got->outcome.ok()) << got->outcome.message;
+      ASSERT_EQ(got->outputs.size(), want.size());
+      ASSERT_EQ(tols.size(), want.size());
+      for (size_t o = 0; o < want.size(); ++o) {
+        ASSERT_TRUE(got->outputs[o].shape().SameAs(want[o].shape())) << "output " << o;
+        double worst = 0;
+        int64_t worst_at = -1;
+        for (int64_t i = 0; i < want[o].num_elements(); ++i) {
+          const double w = want[o].GetDouble(i), g = got->outputs[o].GetDouble(i);
+          if (std::isnan(w) || std::isnan(g)) {
+            ASSERT_TRUE(std::isnan(w) && std::isnan(g)) << "output " << o << " element " << i;
+            continue;
+          }
+          if (std::isinf(w) || std::isinf(g)) {
+            ASSERT_EQ(w, g) << "output " << o << " element " << i;
+            continue;
+          }
+          const double err = std::fabs(w - g) / std::max(1.0, std::fabs(w));
+          if (err > worst) worst = err, worst_at = i;
+        }
+        EXPECT_LE(worst, tols[o]) << "output " << o << " ("
+                                  << want[o].shape().ToString(false) << ") worst at element "
+                                  << worst_at << " seed " << seed;
+      }
+    }
+  }
+
+  static std::string cache_dir_;
+};
+std::string VectorCodegenTest::cache_dir_;
+
+// Loop kernels (reshape both ways, broadcast, a long row tiled among threads) and reductions of
+// every form: innermost dim (lanes; 150 and 19 leave tails, 13 is shorter than 16 lanes), outer
+// and middle dims (strided; 9000 results span several blocks), all dims, integer and pred
+// combiners, and a softmax chain (one reduction kernel, several passes; rows longer than a
+// 1024 tile). Sizes above 16384 elements make the loops parallel.
+const char* kModule = R"(
+HloModule vec
+
+add_fn {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT s = $T[] add(a, b)
+}
+max_fn {
+  a = $T[] parameter(0)
+  b = $T[] parameter(1)
+  ROOT m = $T[] maximum(a, b)
+}
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+min_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT m = s32[] minimum(b, a)
+}
+or_pred {
+  a = pred[] parameter(0)
+  b = pred[] parameter(1)
+  ROOT o = pred[] or(a, b)
+}
+
+ENTRY main {
+  x = $T[3,37,150] parameter(0)
+  w = $T[150] parameter(1)
+  v = $T[2,9000] parameter(2)
+  k = s32[7,19] parameter(3)
+  p = pred[6,13] parameter(4)
+  u = $T[1,16,1100] parameter(5)
+  zero = $T[] constant(0)
+  ninf = $T[] constant(-inf)
+  xr = $T[111,150] reshape(x)
+  wb = $T[111,150] broadcast(w), dimensions={1}
+  prod = $T[111,150] multiply(xr, wb)
+  lx = $T[3,37,150] reshape(prod)
+  vv = $T[2,9000] tanh(v)
+  row_sum = $T[3,37] reduce(x, zero), dimensions={2}, to_apply=add_fn
+  col_sum = $T[37,150] reduce(x, zero), dimensions={0}, to_apply=add_fn
+  mid_max = $T[3,150] reduce(x, ninf), dimensions={1}, to_apply=max_fn
+  all_max = $T[] reduce(x, ninf), dimensions={0,1,2}, to_apply=max_fn
+  vf = f32[2,9000] convert(v)
+  zf = f32[] constant(0)
+  vsum = f32[2] reduce(vf, zf), dimensions={1}, to_apply=add_f32
+  vcol = f32[9000] reduce(vf, zf), dimensions={0}, to_apply=add_f32
+  imax = s32[] constant(2147483647)
+  kmin = s32[7] reduce(k, imax), dimensions={1}, to_apply=min_s32
+  no = pred[] constant(false)
+  por = pred[6] reduce(p, no), dimensions={1}, to_apply=or_pred
+  uf = f32[1,16,1100] convert(u)
+  ninf32 = f32[] constant(-inf)
+  um = f32[1,16] reduce(uf, ninf32), dimensions={2}, to_apply=max_f32
+  umb = f32[1,16,1100] broadcast(um), dimensions={0,1}
+  ud = f32[1,16,1100] subtract(uf, umb)
+  ue = f32[1,16,1100] exponential(ud)
+  us = f32[1,16] reduce(ue, zf), dimensions={2}, to_apply=add_f32
+  usb = f32[1,16,1100] broadcast(us), dimensions={0,1}
+  sm32 = f32[1,16,1100] divide(ue, usb)
+  sm = $T[1,16,1100] convert(sm32)
+  ROOT out = ($T[3,37,150], $T[2,9000], $T[3,37], $T[37,150], $T[3,150], $T[], f32[2], f32[9000], s32[7], pred[6], $T[1,16,1100]) tuple(lx, vv, row_sum, col_sum, mid_max, all_max, vsum, vcol, kmin, por, sm)
+}
+)";
+
+// Outputs whose order of combination the lane form changes: row_sum, vsum, sm (by position).
+std::vector<double> Tolerances(double reordered, double softmax) {
+  return {0, 0, reordered, 0, 0, 0, 1e-5, 0, 0, 0, softmax};
+}
+
+TEST_F(VectorCodegenTest, SerialScheduleIsBitExact) {
+  const Overrides serial = {{"threads", 1}, {"vectorize", 0}, {"unroll", 1}, {"tile_inner", 0},
+                            {"reduce_lanes", 1}, {"row_fuse", 0}};
+  for (const char* t : {"f32", "bf16"}) {
+    SCOPED_TRACE(t);
+    std::vector<double> exact(11, 0.0);
+    ExpectAgrees(Subst(kModule, "$T", t), serial, exact);
+  }
+}
+
+TEST_F(VectorCodegenTest, EveryParameterValueAgreesWithTheInterpreter) {
+  // Together these cover each value of vectorize, unroll, tile_inner, reduce_lanes and threads.
+  const std::vector<Overrides> schedules = {
+      {{"threads", 2}, {"vectorize", 1}, {"unroll", 2}, {"tile_inner", 1024}, {"reduce_lanes", 8},
+       {"row_fuse", 1}},
+      {{"threads", 1}, {"vectorize", 1}, {"unroll", 4}, {"tile_inner", 4096}, {"reduce_lanes", 16},
+       {"row_fuse", 0}},
+      {{"threads", 2}, {"vectorize", 0}, {"unroll", 1}, {"tile_inner", 0}, {"reduce_lanes", 16},
+       {"row_fuse", 1}},
+  };
+  for (size_t i = 0; i < schedules.size(); ++i) {
+    SCOPED_TRACE("schedule " + std::to_string(i));
+    {
+      SCOPED_TRACE("f32");
+      ExpectAgrees(Subst(kModule, "$T", "f32"), schedules[i], Tolerances(1e-5, 1e-5));
+    }
+    {
+      // bf16 rounds every partial sum: the serial sum of 150 values drifts by several ulps of
+      // its partial sums, the lanes' less; the f32 case above checks the lanes precisely.
+      SCOPED_TRACE("bf16");
+      ExpectAgrees(Subst(kModule, "$T", "bf16"), schedules[i], Tolerances(0.5, 1e-2));
+    }
+  }
+}
+
+TEST_F(VectorCodegenTest, EmitsTheFormTheScheduleNames) {
+  auto module = hlo::ParseModule(Subst(kModule, "$T", "f32"), "vec.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto text = [&](const Overrides& o) {
+    auto impl = EmitWith(**module, o);
+    EXPECT_TRUE(impl.ok()) << impl.status().ToString();
+    return impl.ok() ? impl->sources[0].text : std::string();
+  };
+  const std::string lanes16 =
+      text({{"reduce_lanes", 16}, {"vectorize", 1}, {"unroll", 4}, {"row_fuse", 1}});
+  EXPECT_NE(lanes16.find("lane[16]"), std::string::npos);
+  EXPECT_NE(lanes16.find("acc[1024]"), std::string::npos);  // strided blocks of 64 * 16
+  EXPECT_NE(lanes16.find("#pragma GCC ivdep"), std::string::npos);
+  EXPECT_NE(lanes16.find("#pragma GCC unroll 4"), std::string::npos);
+  EXPECT_NE(lanes16.find("one loop over the rows"), std::string::npos);  // the softmax kernel
+  // exp(x - max) is read by the sum and by the output: computed once per row, kept per thread.
+  EXPECT_NE(lanes16.find("[mkrt::thread_index() * 1100 + i2] = v"), std::string::npos);
+  const std::string serial =
+      text({{"reduce_lanes", 1}, {"vectorize", 0}, {"threads", 1}, {"row_fuse", 0}});
+  EXPECT_EQ(serial.find("one loop over the rows"), std::string::npos);
+  EXPECT_EQ(serial.find("lane["), std::string::npos);
+  EXPECT_EQ(serial.find("acc["), std::string::npos);
+  EXPECT_EQ(serial.find("#pragma GCC ivdep"), std::string::npos);
+  EXPECT_EQ(serial.find("#pragma omp parallel"), std::string::npos);
+  // A reshape splits only the dims it regroups ([3,37] <-> [111]); the innermost index passes
+  // through unchanged, so loops over it stay unit-stride.
+  EXPECT_NE(lanes16.find("(((i0) / 37), ((i0) % 37), i1)"), std::string::npos);
+  EXPECT_NE(lanes16.find("(((i0) * 37 + i1), i2)"), std::string::npos);
+  EXPECT_NE(text({{"tile_inner", 4096}}).find("i1_hi = std::min<int64_t>(i1_lo + 4096, 9000)"),
+            std::string::npos);
+  // Tiles inside the row loop of the softmax kernel.
+  EXPECT_NE(text({{"tile_inner", 1024}, {"row_fuse", 1}})
+                .find("i2_hi = std::min<int64_t>(i2_lo + 1024, 1100)"),
+            std::string::npos);
+}
+
+TEST_F(VectorCodegenTest, LargeConstantsAreCompactAndExact) {
+  // Byte sizes 4100, 4098, 4102 and 4097 cover every base64 tail; the splat is a fill.
+  std::string splat = "{";
+  for (int i = 0; i < 5000; ++i) splat += i ? ",1.5" : "1.5";
+  splat += "}";
+  const std::string text = R"(
+HloModule consts
+ENTRY main {
+  x = f32[1025] parameter(0)
+  a = f32[1025] constant({...})
+  b = bf16[2049] constant({...})
+  c = bf16[2051] constant({...})
+  d = u8[4097] constant({...})
+  s = f32[5000] constant()" + splat + R"()
+  xa = f32[1025] add(x, a)
+  ROOT t = (f32[1025], bf16[2049], bf16[2051], u8[4097], f32[5000]) tuple(xa, b, c, d, s)
+}
+)";
+  ExpectAgrees(text, {}, {0, 0, 0, 0, 0});
+  auto module = hlo::ParseModule(text, "consts.hlo");
+  ASSERT_TRUE(module.ok());
+  interp::FillElidedConstants(**module);
+  auto impl = EmitWith(**module, {});
+  ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+  const std::string& src = impl->sources[0].text;
+  EXPECT_NE(src.find("mkrt::decode_base64"), std::string::npos);
+  EXPECT_NE(src.find("mkrt::fill_n"), std::string::npos);
+  EXPECT_EQ(src.find("1069547520u,"), std::string::npos) << "1.5 written element by element";
+}
+
+// Which reduction kernels share one loop over their rows, and what the space proposes.
+TEST(VectorRowsTest, RowFusionNeedsEveryPassToStayInItsRow) {
+  const std::string comps = R"(
+HloModule rows
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+)";
+  // The row dims of each reduction kernel of `body`, in plan order.
+  auto rows_of = [&](const std::string& body) {
+    std::vector<std::vector<int64_t>> rows;
+    auto module = hlo::ParseModule(comps + "ENTRY main {\n" + body + "}\n", "rows.hlo");
+    EXPECT_TRUE(module.ok()) << module.status().ToString();
+    if (!module.ok()) return rows;
+    auto plan = analysis::PlanFusion(**module);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    if (!plan.ok()) return rows;
+    for (const auto& k : plan->kernels) {
+      if (k.family == analysis::KernelFamily::kReduction) rows.push_back(RowFusionDims(k));
+    }
+    return rows;
+  };
+  using Rows = std::vector<std::vector<int64_t>>;
+  // A norm: the sum and the normalized output, row by row.
+  EXPECT_EQ(rows_of(R"(
+  x = f32[8,16,32] parameter(0)
+  zf = f32[] constant(0)
+  s = f32[8,16] reduce(x, zf), dimensions={2}, to_apply=add_f32
+  sb = f32[8,16,32] broadcast(s), dimensions={0,1}
+  ROOT y = f32[8,16,32] subtract(x, sb)
+)"), (Rows{{8, 16}}));
+  // Softmax: exp(x - max) feeds the sum and the output, so it is kept for the row.
+  {
+    auto module = hlo::ParseModule(comps + R"(
+max_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY main {
+  x = f32[8,32] parameter(0)
+  ninf = f32[] constant(-inf)
+  zf = f32[] constant(0)
+  m = f32[8] reduce(x, ninf), dimensions={1}, to_apply=max_f32
+  mb = f32[8,32] broadcast(m), dimensions={0}
+  d = f32[8,32] subtract(x, mb)
+  e = f32[8,32] exponential(d)
+  s = f32[8] reduce(e, zf), dimensions={1}, to_apply=add_f32
+  sb = f32[8,32] broadcast(s), dimensions={0}
+  ROOT y = f32[8,32] divide(e, sb)
+}
+)", "softmax.hlo");
+    ASSERT_TRUE(module.ok()) << module.status().ToString();
+    auto plan = analysis::PlanFusion(**module);
+    ASSERT_TRUE(plan.ok());
+    ASSERT_EQ(plan->kernels.size(), 1u);
+    const RowFusion fusion = PlanRowFusion(plan->kernels[0]);
+    EXPECT_EQ(fusion.rows, (std::vector<int64_t>{8}));
+    ASSERT_EQ(fusion.row_cached.size(), 1u);
+    EXPECT_EQ(fusion.row_cached[0]->name, "e");
+  }
+  // Reducing the leading dim leaves no rows.
+  EXPECT_EQ(rows_of(R"(
+  x = f32[8,16] parameter(0)
+  zf = f32[] constant(0)
+  ROOT s = f32[16] reduce(x, zf), dimensions={0}, to_apply=add_f32
+)"), (Rows{{}}));
+  // An output that moves the reduce result across rows (a transpose) is not row-shaped.
+  EXPECT_EQ(rows_of(R"(
+  x = f32[8,16,32] parameter(0)
+  zf = f32[] constant(0)
+  s = f32[8,16] reduce(x, zf), dimensions={2}, to_apply=add_f32
+  ROOT cs = f32[16,8] transpose(s), dimensions={1,0}
+)"), (Rows{{}}));
+
+  // The space proposes row fusion only with rows for every thread (4 per core).
+  for (const int64_t rows : {2, 64}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows");
+    const std::string r = std::to_string(rows);
+    auto module = hlo::ParseModule(comps + "ENTRY main {\n  x = f32[" + r + ",4096] parameter(0)\n" +
+                                       R"(  zf = f32[] constant(0)
+  s = f32[)" + r + R"(] reduce(x, zf), dimensions={1}, to_apply=add_f32
+  sb = f32[)" + r + R"(,4096] broadcast(s), dimensions={0}
+  ROOT y = f32[)" + r + R"(,4096] subtract(x, sb)
+})",
+                                   "rows.hlo");
+    ASSERT_TRUE(module.ok()) << module.status().ToString();
+    auto plan = analysis::PlanFusion(**module);
+    ASSERT_TRUE(plan.ok());
+    target::Target sixteen = target::HostCpu(), one = sixteen;
+    sixteen.cores = 16;
+    one.cores = 1;
+    int reductions = 0;
+    for (const auto& k : plan->kernels) {
+      if (k.family != analysis::KernelFamily::kReduction) continue;
+      ++reductions;
+      EXPECT_EQ(ReductionKernelSpace(k, sixteen).Initial().Get("row_fuse", -1), rows >= 64);
+      EXPECT_EQ(ReductionKernelSpace(k, one).Initial().Get("row_fuse", -1), rows >= 4);
+      EXPECT_EQ(ReductionKernelSpace(k, one).Initial().Get("reduce_lanes", -1), 16);
+    }
+    EXPECT_EQ(reductions, 1);
+  }
+}
+
+// The runtime's branch-free 16-bit conversions (written so loops over them vectorize) against
+// support/float16.h, which the interpreter uses: every 16-bit value, and a sweep of f32 bit
+// patterns including every exponent, NaNs and subnormals.
+TEST(VectorRuntimeTest, SixteenBitConversionsMatchTheInterpreters) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const uint16_t b = static_cast<uint16_t>(h);
+    ASSERT_EQ(FloatBits(mkrt::bf16_to_f32(b)), FloatBits(Bf16ToFloat(b))) << h;
+    const float f = mkrt::f16_to_f32(b);
+    const float g = F16ToFloat(b);
+    ASSERT_TRUE(FloatBits(f) == FloatBits(g) || (std::isnan(f) && std::isnan(g))) << h;
+  }
+  for (uint64_t u = 0; u < (uint64_t{1} << 32); u += 997) {
+    const float f = BitsToFloat(static_cast<uint32_t>(u));
+    ASSERT_EQ(mkrt::f32_to_bf16(f), FloatToBf16(f)) << u;
+    const uint16_t mine = mkrt::f32_to_f16(f), theirs = FloatToF16(f);
+    const bool both_nan = std::isnan(f) && (mine & 0x7c00u) == 0x7c00u && (mine & 0x3ffu) != 0 &&
+                          (theirs & 0x7c00u) == 0x7c00u && (theirs & 0x3ffu) != 0;
+    ASSERT_TRUE(mine == theirs || both_nan) << u << ": " << mine << " vs " << theirs;
+  }
+}
+
+}  // namespace
+}  // namespace mk::codegen::cpu

@@ -1,0 +1,35 @@
+// Internal to the CPU emitter: row fusion of reduction kernels. A softmax or norm kernel makes
+// several passes over its input (a max, a sum, the normalized output); emitted one after the
+// other, each pass streams the whole input from memory. When every pass works row by row (the
+// reduces reduce only dimensions after the leading "row" dimensions, and every value that reads
+// a reduce result reads it at its own row), the passes can run inside one loop over the rows:
+// a row is read from memory once and re-read from cache by the later passes, and the rows are
+// shared among threads.
+#pragma once
+
+#include <vector>
+
+#include "hlo/module.h"
+
+#include "analysis/fusion_plan.h"
+
+namespace mk::codegen::cpu {
+
+// The leading row dimensions the passes of `kernel` can share (e.g. {4, 1024} for a
+// reduce over dim 2 of [4,1024,4096]), or empty when the kernel cannot be fused by rows: not a
+// reduction kernel, a reduce over a leading dim, a value that reads a reduce result at another
+// row (transpose, slice, pad ... across the rows), an output that is not row-shaped, or a
+// whole-array op other than reduce.
+std::vector<int64_t> RowFusionDims(const analysis::Kernel& kernel);
+
+// The row fusion of a kernel: its row dims (empty: none), and the row-dependent values worth
+// computing once per row: a transcendental (exp, log, tanh ...) read by two or more later
+// values, as softmax's exp(x - max) is by the sum and by the output. Such a value is stored for
+// the current row in a per-thread row buffer, and its readers load it (the same bits).
+struct RowFusion {
+  std::vector<int64_t> rows;
+  std::vector<const hlo::Instruction*> row_cached;
+};
+RowFusion PlanRowFusion(const analysis::Kernel& kernel);
+
+}  // namespace mk::codegen::cpu
