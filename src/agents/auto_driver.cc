@@ -377,7 +377,22 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
                           {"first_median_s", cmp->a.timing.median_s},
                           {"best_median_s", cmp->b.timing.median_s},
                           {"speedup", cmp->speedup_b_over_a},
-                          {"round_ratios", cmp->round_ratios}};
+                          {"round_ratios", cmp->round_ratios},
+                          {"challenger_seq", best_entry->candidate.seq}};
+            // The search's best won a noisy single measurement; side by side it is slower than
+            // the analytical point. Ship the one that wins the fair comparison.
+            if (cmp->speedup_b_over_a < 1.0) {
+              comparison["kept"] = "first";
+              best = {first_entry->candidate.id, first_entry->measurement->median_s};
+              best_entry = first_entry;
+              speedup_vs_first = 1.0;
+              MK_RETURN_IF_ERROR(db.SetRunBest(run_id, first_entry->candidate.id));
+              (void)db.AddEvent(run_id, "run.best_reverted",
+                                json{{"challenger_seq", comparison["challenger_seq"]},
+                                     {"interleaved_speedup", cmp->speedup_b_over_a}}.dump());
+            } else {
+              comparison["kept"] = "best";
+            }
           }
         }
       }
