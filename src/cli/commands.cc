@@ -18,6 +18,7 @@ int Main(int argc, char** argv) {
   RegisterOptimizeCommand(app, result);
   RegisterRunsCommands(app, result);
   RegisterExportCommand(app, result);
+  RegisterBenchCommand(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

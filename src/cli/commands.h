@@ -35,6 +35,8 @@ void RegisterOptimizeCommand(CLI::App& app, CommandResult& result);
 void RegisterRunsCommands(CLI::App& app, CommandResult& result);
 // export_command.cc: `export RUN --format lib|jax-ffi`.
 void RegisterExportCommand(CLI::App& app, CommandResult& result);
+// bench_command.cc: `bench --suite gemm|jaxbench` (ours vs oneDNN/OpenBLAS/XLA, interleaved).
+void RegisterBenchCommand(CLI::App& app, CommandResult& result);
 
 int Main(int argc, char** argv);
 

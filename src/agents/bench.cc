@@ -1,0 +1,351 @@
+#include "agents/bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "agents/engine.h"
+#include "agents/profiler.h"
+#include "support/subprocess.h"
+#include "target/target.h"
+
+namespace mk::agents {
+
+namespace {
+
+using nlohmann::json;
+
+std::string Fixed(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+std::string Trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// One line of a program's output, or "" when it cannot be run.
+std::string Capture(const std::vector<std::string>& argv) {
+  auto r = RunProcess(argv, 10);
+  if (!r.ok() || r->timed_out || r->signaled || r->exit_code != 0) return "";
+  return Trimmed(r->out);
+}
+
+std::string Pad(const std::string& s, size_t width, bool right) {
+  if (s.size() >= width) return s;
+  std::string fill(width - s.size(), ' ');
+  return right ? fill + s : s + fill;
+}
+
+}  // namespace
+
+Status ValidateProtocol(const BenchProtocol& p) {
+  if (p.rounds < 1) return InvalidArgument("--rounds must be at least 1");
+  if (p.warmup < 0) return InvalidArgument("--warmup must be 0 or more");
+  if (p.min_iterations < 1) return InvalidArgument("--min-iterations must be at least 1");
+  if (!(p.min_seconds >= 0) || !std::isfinite(p.min_seconds)) {
+    return InvalidArgument("--min-time must be a finite number of seconds >= 0");
+  }
+  if (p.max_iterations < p.min_iterations) {
+    return InvalidArgument("max iterations must be >= --min-iterations");
+  }
+  if (!(p.timeout_s > 0)) return InvalidArgument("the round timeout must be > 0");
+  return Status::Ok();
+}
+
+double MedianOf(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<SideResult> RunInterleaved(const std::vector<BenchSide*>& sides, int rounds,
+                                       const std::function<void(const std::string&)>& progress) {
+  std::vector<SideResult> results(sides.size());
+  for (size_t s = 0; s < sides.size(); ++s) results[s].name = sides[s]->name();
+  for (int r = 0; r < rounds; ++r) {
+    std::string line = "  round " + std::to_string(r + 1) + "/" + std::to_string(rounds) + ":";
+    for (size_t s = 0; s < sides.size(); ++s) {
+      SideResult& res = results[s];
+      if (!res.error.empty()) continue;  // a failed side sits out the remaining rounds
+      Result<RoundTimes> times = sides[s]->Round(r);
+      if (!times.ok()) {
+        res.error = times.status().message();
+        line += " " + res.name + " failed;";
+        continue;
+      }
+      if (times->times_s.empty()) {
+        res.error = "round " + std::to_string(r + 1) + " produced no times";
+        line += " " + res.name + " failed;";
+        continue;
+      }
+      res.medians_only = times->medians_only;
+      res.round_medians.push_back(MedianOf(times->times_s));
+      res.samples.insert(res.samples.end(), times->times_s.begin(), times->times_s.end());
+      line += " " + res.name + " " + FormatSeconds(res.round_medians.back()) + ";";
+    }
+    if (progress) progress(line);
+  }
+  for (size_t s = 0; s < sides.size(); ++s) {
+    SideResult& res = results[s];
+    res.info = sides[s]->Info();
+    if (res.error.empty()) res.median_s = MedianOf(res.samples);
+  }
+  return results;
+}
+
+// ---- ours, in the sandbox ---------------------------------------------------------------------
+
+Result<std::unique_ptr<SandboxSide>> SandboxSide::Create(runtime::SandboxRunner& sandbox,
+                                                         const codegen::Implementation& impl,
+                                                         const runtime::CompiledLibrary& library,
+                                                         const std::vector<hlo::Literal>& inputs,
+                                                         const BenchProtocol& protocol) {
+  MK_RETURN_IF_ERROR(ValidateProtocol(protocol));
+  std::vector<size_t> sizes, outputs;
+  for (size_t i = 0; i < impl.buffers.size(); ++i) {
+    const codegen::BufferSlot& b = impl.buffers[i];
+    if (b.bytes < 0) return InvalidArgument("buffer " + std::to_string(i) + " has a negative size");
+    sizes.push_back(static_cast<size_t>(b.bytes));
+    if (b.role == codegen::BufferSlot::Role::kOutput) outputs.push_back(i);
+  }
+  MK_ASSIGN_OR_RETURN(runtime::SharedRegion region, runtime::SharedRegion::Create(sizes));
+  for (size_t i = 0; i < impl.buffers.size(); ++i) {
+    const codegen::BufferSlot& b = impl.buffers[i];
+    if (b.role != codegen::BufferSlot::Role::kParameter) continue;
+    if (b.index < 0 || static_cast<size_t>(b.index) >= inputs.size()) {
+      return InvalidArgument("the kernel reads parameter " + std::to_string(b.index) + " but " +
+                             std::to_string(inputs.size()) + " inputs were given");
+    }
+    const hlo::Literal& arg = inputs[static_cast<size_t>(b.index)];
+    if (arg.raw_size() != static_cast<size_t>(b.bytes)) {
+      return InvalidArgument("input " + std::to_string(b.index) + " has " +
+                             std::to_string(arg.raw_size()) + " bytes, the kernel expects " +
+                             std::to_string(b.bytes));
+    }
+    std::memcpy(region.buffer(i), arg.raw(), arg.raw_size());
+  }
+  std::unique_ptr<SandboxSide> side(
+      new SandboxSide(sandbox, std::move(region), std::move(outputs), library.so_path, protocol));
+  side->info_ = {{"implementation", impl.hash}, {"flags", impl.flags}};
+  return side;
+}
+
+Result<RoundTimes> SandboxSide::Round(int) {
+  runtime::RunRequest r;
+  r.so_path = so_path_;
+  r.output_buffers = outputs_;
+  r.warmup = protocol_.warmup;
+  r.min_iterations = protocol_.min_iterations;
+  r.min_seconds = protocol_.min_seconds;
+  r.max_iterations = protocol_.max_iterations;
+  r.timeout_s = protocol_.timeout_s;
+  MK_ASSIGN_OR_RETURN(runtime::RunOutcome outcome, sandbox_.Run(r, region_));
+  if (!outcome.ok()) return Internal("our kernel: " + DescribeOutcome(outcome, r.timeout_s));
+  RoundTimes t;
+  t.times_s = std::move(outcome.times_s);
+  return t;
+}
+
+// ---- rows ---------------------------------------------------------------------------------
+
+std::optional<double> RatioOf(const BenchRow& row, const SideResult& baseline) {
+  if (!row.ours || !row.ours->ok() || !baseline.ok()) return std::nullopt;
+  return baseline.median_s / row.ours->median_s;
+}
+
+json ToJson(const BenchRow& row) {
+  auto gflops = [&](double seconds) -> json {
+    if (row.flops <= 0 || seconds <= 0) return nullptr;
+    return static_cast<double>(row.flops) / seconds / 1e9;
+  };
+  json j = {{"case", row.name},   {"shape", row.shape},     {"dtype", row.dtype},
+            {"flops", row.flops}, {"checked", row.checked}, {"failed", row.failed}};
+  const bool ours_ok = row.ours && row.ours->ok();
+  j["ours_median_s"] = ours_ok ? json(row.ours->median_s) : json(nullptr);
+  j["ours_gflops"] = ours_ok ? gflops(row.ours->median_s) : json(nullptr);
+  json baselines = json::object(), ratios = json::object(), gf = json::object();
+  json rounds = json::object(), errors = json::object(), info = json::object();
+  json p10 = json::object();
+  auto percentile10 = [](const SideResult& s) -> json {
+    if (!s.ok()) return nullptr;
+    return Percentile(s.samples, 10);
+  };
+  if (row.ours) {
+    rounds["ours"] = row.ours->round_medians;
+    p10["ours"] = percentile10(*row.ours);
+    if (!row.ours->error.empty()) errors["ours"] = row.ours->error;
+    info["ours"] = row.ours->info;
+  }
+  for (const SideResult& b : row.baselines) {
+    baselines[b.name] = b.ok() ? json(b.median_s) : json(nullptr);
+    std::optional<double> ratio = RatioOf(row, b);
+    ratios[b.name] = ratio ? json(*ratio) : json(nullptr);
+    gf[b.name] = b.ok() ? gflops(b.median_s) : json(nullptr);
+    rounds[b.name] = b.round_medians;
+    p10[b.name] = percentile10(b);
+    if (!b.error.empty()) errors[b.name] = b.error;
+    json bi = b.info;
+    if (b.medians_only) bi["statistic"] = "median of the per-round medians";
+    info[b.name] = bi;
+  }
+  json skipped = json::object(), lower = json::object();
+  for (const SkippedBaseline& s : row.skipped) skipped[s.name] = s.reason;
+  for (const CappedBaseline& c : row.capped) {
+    baselines[c.name] = nullptr;
+    ratios[c.name] = nullptr;
+    json bound = {{"cap_s", c.cap_s}};
+    if (ours_ok) bound["ratio_at_least"] = c.cap_s / row.ours->median_s;
+    lower[c.name] = bound;
+  }
+  j["baselines"] = baselines;
+  j["ratios"] = ratios;
+  j["gflops"] = gf;
+  j["skipped"] = skipped;
+  j["lower_bounds"] = lower;
+  j["round_medians_s"] = rounds;
+  j["p10_s"] = p10;
+  j["errors"] = errors;
+  j["sides"] = info;
+  j["details"] = row.details;
+  return j;
+}
+
+json BenchHeader(const std::string& suite, const std::string& command_line,
+                 const std::string& compiler, int threads) {
+  target::Target host = target::HostCpu();
+  std::string commit = Capture({"git", "rev-parse", "--short=12", "HEAD"});
+  json h = {{"suite", suite},
+            {"date", UtcNow()},
+            {"cpu", host.model.empty() ? "unknown cpu" : host.model},
+            {"cores", static_cast<int>(std::thread::hardware_concurrency())},
+            {"commit", commit.empty() ? "unknown" : commit},
+            {"compiler", compiler.empty() ? "unknown" : compiler},
+            {"threads", threads},
+            {"command", command_line},
+            {"loadavg", LoadAverage()}};
+  if (!commit.empty()) {
+    // Benchmarks of uncommitted code say so: the commit alone would not reproduce them.
+    h["worktree_dirty"] =
+        !Capture({"git", "status", "--porcelain", "--untracked-files=no"}).empty();
+  }
+  return h;
+}
+
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  if (!(in >> one >> five >> fifteen)) return "";
+  return one + " " + five + " " + fifteen;
+}
+
+std::string UtcNow() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return date;
+}
+
+std::string FormatSeconds(double s) {
+  if (!(s > 0)) return "-";
+  if (s >= 1) return Fixed("%.3f s", s);
+  if (s >= 1e-3) return Fixed("%.3f ms", s * 1e3);
+  return Fixed("%.1f us", s * 1e6);
+}
+
+std::string FormatBenchTable(const json& header, const std::vector<BenchRow>& rows) {
+  std::ostringstream out;
+  out << "maxkernel bench --suite " << header.value("suite", "") << " — "
+      << header.value("date", "") << ", " << header.value("cpu", "") << " ("
+      << header.value("cores", 0) << " cores), " << header.value("threads", 0)
+      << " threads, commit " << header.value("commit", "")
+      << (header.value("worktree_dirty", false) ? " (+ uncommitted changes)" : "") << "\n";
+  if (!header.value("loadavg", "").empty()) {
+    out << "load average at start " << header.value("loadavg", "")
+        << " (other jobs share this machine)\n";
+  }
+  out << "ratio = baseline time / our time (> 1: ours is faster)\n\n";
+
+  // Baseline columns in first-seen order over all rows.
+  std::vector<std::string> names;
+  auto note = [&](const std::string& n) {
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  };
+  for (const BenchRow& r : rows) {
+    for (const SideResult& b : r.baselines) note(b.name);
+    for (const SkippedBaseline& s : r.skipped) note(s.name);
+    for (const CappedBaseline& c : r.capped) note(c.name);
+  }
+  std::vector<std::string> head = {"case", "shape", "dtype", "ours", "GFLOP/s"};
+  for (const std::string& n : names) {
+    head.push_back(n);
+    head.push_back(n + "/ours");
+  }
+  std::vector<std::vector<std::string>> table = {head};
+  for (const BenchRow& r : rows) {
+    std::vector<std::string> line = {r.name, r.shape, r.dtype};
+    const bool ours_ok = r.ours && r.ours->ok();
+    line.push_back(r.failed ? "FAILED" : ours_ok ? FormatSeconds(r.ours->median_s) : "error");
+    line.push_back(ours_ok && r.flops > 0
+                       ? Fixed("%.1f", static_cast<double>(r.flops) / r.ours->median_s / 1e9)
+                       : "-");
+    for (const std::string& n : names) {
+      std::string time = "-", ratio = "-";
+      for (const SideResult& b : r.baselines) {
+        if (b.name != n) continue;
+        time = b.ok() ? FormatSeconds(b.median_s) : "error";
+        if (auto q = RatioOf(r, b)) ratio = Fixed("%.2fx", *q);
+      }
+      for (const SkippedBaseline& s : r.skipped) {
+        if (s.name == n) time = "skipped";
+      }
+      for (const CappedBaseline& c : r.capped) {
+        if (c.name != n) continue;
+        time = "> " + FormatSeconds(c.cap_s);
+        if (ours_ok) ratio = Fixed("> %.0fx", c.cap_s / r.ours->median_s);
+      }
+      line.push_back(time);
+      line.push_back(ratio);
+    }
+    table.push_back(line);
+  }
+  std::vector<size_t> width(head.size(), 0);
+  for (const auto& line : table) {
+    for (size_t c = 0; c < line.size(); ++c) width[c] = std::max(width[c], line[c].size());
+  }
+  for (const auto& line : table) {
+    for (size_t c = 0; c < line.size(); ++c) {
+      out << (c ? "  " : "") << Pad(line[c], width[c], c >= 3);
+    }
+    out << "\n";
+  }
+  out << "\nchecked:\n";
+  for (const BenchRow& r : rows) out << "  " << r.name << ": " << r.checked << "\n";
+  bool any_note = false;
+  for (const BenchRow& r : rows) {
+    std::vector<std::string> notes;
+    if (r.ours && !r.ours->error.empty()) notes.push_back("ours: " + r.ours->error);
+    for (const SideResult& b : r.baselines) {
+      if (!b.error.empty()) notes.push_back(b.name + ": " + b.error);
+    }
+    for (const SkippedBaseline& s : r.skipped) notes.push_back(s.name + " skipped: " + s.reason);
+    if (notes.empty()) continue;
+    if (!any_note) out << "\nnotes:\n";
+    any_note = true;
+    for (const std::string& n : notes) out << "  " << r.name << ": " << n << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace mk::agents

@@ -1,0 +1,161 @@
+// `maxkernel bench` (docs/BENCHMARKS.md): our generated kernels against the hand-tuned libraries
+// (oneDNN, OpenBLAS) and XLA:CPU, measured the way DESIGN.md §5 demands: every kernel checked
+// against a reference before it is timed, all sides timed interleaved in rounds (ours, baseline
+// 1, baseline 2, ours, ...) in one run, results reported as ratios baseline/ours (> 1: ours is
+// faster), with the environment recorded. Speed is measured here, never asserted in tests.
+//
+// This file holds what both suites share: the rows and their table/JSON forms, and the
+// interleaving loop over "sides" (ours in the sandbox, a library in its own process, XLA through
+// the Python bridge). The suites are bench_gemm.h and bench_jaxbench.h.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/emitter.h"
+#include "hlo/literal.h"
+#include "runtime/compiler.h"
+#include "runtime/sandbox.h"
+#include "runtime/shared_region.h"
+#include "support/status.h"
+
+namespace mk::agents {
+
+// Per round and side: `warmup` untimed calls, then timed calls until both `min_iterations` and
+// `min_seconds` are reached (at most `max_iterations`).
+struct BenchProtocol {
+  int rounds = 5;
+  int warmup = 1;
+  int min_iterations = 3;
+  double min_seconds = 0.3;
+  int max_iterations = 100000;
+  double timeout_s = 600;  // one round of one side
+};
+Status ValidateProtocol(const BenchProtocol& protocol);
+
+// The times one round of one side produced. Sides that see every call (ours, the libraries)
+// give one time per call; XLA through the bridge gives only its round's median.
+struct RoundTimes {
+  std::vector<double> times_s;
+  bool medians_only = false;  // times_s holds one median per round, not per-call times
+};
+
+// One competitor of an interleaved measurement.
+class BenchSide {
+ public:
+  virtual ~BenchSide() = default;
+  virtual std::string name() const = 0;
+  // Runs round `round` (0-based). An error ends this side's measurement (the others go on).
+  virtual Result<RoundTimes> Round(int round) = 0;
+  // What the side reported about itself (library version, ISA, ...), for the JSON.
+  virtual nlohmann::json Info() const { return nlohmann::json::object(); }
+};
+
+struct SideResult {
+  std::string name;
+  std::vector<double> samples;        // every time measured (or the round medians, see below)
+  std::vector<double> round_medians;  // one per completed round
+  bool medians_only = false;
+  double median_s = 0;  // median of `samples`
+  std::string error;    // non-empty: the side failed (median_s is then 0)
+  nlohmann::json info;
+  bool ok() const { return error.empty() && median_s > 0; }
+};
+
+// Runs `rounds` rounds; in each round every side once, in the given order. `progress` (may be
+// empty) hears one line per round.
+std::vector<SideResult> RunInterleaved(const std::vector<BenchSide*>& sides, int rounds,
+                                       const std::function<void(const std::string&)>& progress);
+
+// Our implementation, timed in the sandbox on fixed inputs (written once into shared buffers;
+// outputs poisoned before every call, as the profiler does).
+class SandboxSide final : public BenchSide {
+ public:
+  static Result<std::unique_ptr<SandboxSide>> Create(runtime::SandboxRunner& sandbox,
+                                                     const codegen::Implementation& impl,
+                                                     const runtime::CompiledLibrary& library,
+                                                     const std::vector<hlo::Literal>& inputs,
+                                                     const BenchProtocol& protocol);
+  std::string name() const override { return "ours"; }
+  Result<RoundTimes> Round(int round) override;
+  nlohmann::json Info() const override { return info_; }
+
+ private:
+  SandboxSide(runtime::SandboxRunner& sandbox, runtime::SharedRegion region,
+              std::vector<size_t> outputs, std::string so_path, BenchProtocol protocol)
+      : sandbox_(sandbox),
+        region_(std::move(region)),
+        outputs_(std::move(outputs)),
+        so_path_(std::move(so_path)),
+        protocol_(protocol) {}
+  runtime::SandboxRunner& sandbox_;
+  runtime::SharedRegion region_;
+  std::vector<size_t> outputs_;
+  std::string so_path_;
+  BenchProtocol protocol_;
+  nlohmann::json info_ = nlohmann::json::object();
+};
+
+// A baseline that was not measured at all, and why ("OpenBLAS has no bf16 GEMM").
+struct SkippedBaseline {
+  std::string name;
+  std::string reason;
+};
+
+// A baseline known only as a lower bound: it did not finish within `cap_s` (the interpreter).
+struct CappedBaseline {
+  std::string name;
+  double cap_s = 0;
+};
+
+// One line of the report.
+struct BenchRow {
+  std::string name;   // "gemm_f32_1024", "8p llama3_70b_dense_matmul"
+  std::string shape;  // "1024x1024x1024" (MxNxK) or the task's parameter shapes
+  std::string dtype;  // "f32", "bf16->f32", ...
+  int64_t flops = 0;
+  std::string checked;  // how correctness was established, or why the row has no timing
+  bool failed = false;  // the check (or building ours) failed: no timing
+  std::optional<SideResult> ours;
+  std::vector<SideResult> baselines;
+  std::vector<SkippedBaseline> skipped;
+  std::vector<CappedBaseline> capped;
+  nlohmann::json details = nlohmann::json::object();
+};
+
+// baseline median / our median, when both were measured.
+std::optional<double> RatioOf(const BenchRow& row, const SideResult& baseline);
+
+// {"case", "shape", "dtype", "flops", "checked", "ours_median_s", "ours_gflops",
+//  "baselines": {name: median_s | null}, "ratios": {name: baseline/ours | null},
+//  "gflops": {name: ...}, "skipped": {name: reason}, "lower_bounds": {name: {cap_s,
+//  ratio_at_least}}, "rounds": {name: [median per round]}, "details": {...}}
+nlohmann::json ToJson(const BenchRow& row);
+
+// Date (the start: call it before measuring), CPU model, core count, commit, compiler, ...
+// (DESIGN.md §5: every measurement records its environment). `compiler` is the
+// CompilerDriver's identity.
+nlohmann::json BenchHeader(const std::string& suite, const std::string& command_line,
+                           const std::string& compiler, int threads);
+
+// "2026-12-03T08:50:36Z".
+std::string UtcNow();
+// The 1, 5 and 15 minute load averages ("5.86 6.37 6.64"; "" where /proc has none): how busy
+// the (shared) machine was, recorded beside the numbers it disturbs.
+std::string LoadAverage();
+
+// The readable table: one line per row, times, GFLOP/s and ratios ("1.23x" means ours is
+// 1.23 times as fast as that baseline), then how each row was checked.
+std::string FormatBenchTable(const nlohmann::json& header, const std::vector<BenchRow>& rows);
+
+// "1.234 ms", "2.50 s", "12.3 us".
+std::string FormatSeconds(double seconds);
+
+double MedianOf(std::vector<double> values);
+
+}  // namespace mk::agents

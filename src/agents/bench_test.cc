@@ -1,0 +1,281 @@
+// Tests of the bench machinery that need no timing: the GEMM modules, argument parsing, the
+// interleaving order, the rows' JSON and table, the sampled GEMM check and the interpreter's
+// cap. (Speeds are never asserted; the CLI tests run the real thing on tiny sizes.)
+#include "agents/bench.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "agents/bench_gemm.h"
+#include "agents/bench_jaxbench.h"
+#include "hlo/parser.h"
+#include "hlo/verifier.h"
+
+namespace mk::agents {
+namespace {
+
+using nlohmann::json;
+
+TEST(BenchGemmTest, ModulesParseAndVerifyForEveryDtype) {
+  for (const auto& [dtype, out] : std::vector<std::pair<std::string, std::string>>{
+           {"f32", "f32"}, {"bf16", "f32"}, {"bf16", "bf16"}}) {
+    GemmCase c{8, 16, 32, dtype, out};
+    auto module = hlo::ParseModule(GemmModuleText(c), "gemm.hlo");
+    ASSERT_TRUE(module.ok()) << module.status().ToString();
+    ASSERT_TRUE(hlo::VerifyModule(**module).ok());
+    const hlo::Instruction* root = (*module)->entry()->root();
+    EXPECT_EQ(hlo::DTypeName(root->shape.dtype()), out);
+    EXPECT_EQ(root->shape.dims(), (std::vector<int64_t>{8, 16}));
+    EXPECT_EQ(hlo::DTypeName((*module)->entry()->parameter(0)->shape.dtype()), dtype);
+  }
+  EXPECT_EQ(GemmCaseName({1024, 1024, 1024, "f32", "f32"}), "gemm_f32_1024");
+  EXPECT_EQ(GemmCaseName({8, 16, 32, "bf16", "f32"}), "gemm_bf16_8x16x32");
+  EXPECT_EQ(GemmCaseName({64, 64, 64, "bf16", "bf16"}), "gemm_bf16_bf16out_64");
+  EXPECT_EQ(GemmDtypeLabel({8, 8, 8, "bf16", "f32"}), "bf16->f32");
+  EXPECT_EQ(GemmFlops({8, 16, 32, "f32", "f32"}), 2 * 8 * 16 * 32);
+}
+
+TEST(BenchGemmTest, SizesAndDtypesAreValidated) {
+  auto sizes = ParseGemmSizes("256, 512,1024");
+  ASSERT_TRUE(sizes.ok());
+  EXPECT_EQ(*sizes, (std::vector<int64_t>{256, 512, 1024}));
+  for (const char* bad : {"0", "-4", "abc", "", "12x", "100000", "256,,512"}) {
+    auto r = ParseGemmSizes(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("--sizes"), std::string::npos) << r.status().message();
+  }
+  EXPECT_TRUE(ParseGemmDtypes("f32,bf16").ok());
+  EXPECT_FALSE(ParseGemmDtypes("f16").ok());
+  EXPECT_FALSE(ParseGemmDtypes("f32,f32").ok());
+
+  GemmBenchOptions o;
+  o.sizes = {64, 128};
+  o.dtypes = {"f32", "bf16"};
+  o.bf16_result = "bf16";
+  std::vector<GemmCase> cases = GemmCases(o);
+  ASSERT_EQ(cases.size(), 4u);
+  EXPECT_EQ(cases[0].dtype, "f32");
+  EXPECT_EQ(cases[0].out_dtype, "f32");
+  EXPECT_EQ(cases[3].dtype, "bf16");
+  EXPECT_EQ(cases[3].out_dtype, "bf16");
+  EXPECT_EQ(cases[3].m, 128);
+}
+
+TEST(BenchJaxbenchTest, CompareAndOnlyListsAreValidated) {
+  bool xla = false, interp = false;
+  ASSERT_TRUE(ParseCompareList("xla,interp", xla, interp).ok());
+  EXPECT_TRUE(xla && interp);
+  ASSERT_TRUE(ParseCompareList("interp", xla, interp).ok());
+  EXPECT_TRUE(!xla && interp);
+  EXPECT_FALSE(ParseCompareList("xla,onednn", xla, interp).ok());
+  EXPECT_FALSE(ParseCompareList("", xla, interp).ok());
+  auto ids = ParseOnlyList("12p, 8p");
+  ASSERT_TRUE(ids.ok());
+  EXPECT_EQ(*ids, (std::vector<std::string>{"12p", "8p"}));
+  EXPECT_FALSE(ParseOnlyList("12p,12p").ok());
+  EXPECT_FALSE(ParseOnlyList("../x").ok());
+  EXPECT_FALSE(ParseOnlyList("").ok());
+}
+
+TEST(BenchGemmTest, LibraryRoundsRunWithoutTheOpenBlasOverrides) {
+  BenchProtocol p;
+  p.min_seconds = 0.25;
+  LibraryProcessSide side("/opt/mk/maxkernel-baselines", "openblas", {64, 32, 16, "f32", "f32"}, 2,
+                          p);
+  std::vector<std::string> argv = side.Argv();
+  ASSERT_GE(argv.size(), 6u);
+  EXPECT_EQ(argv[0], "env");
+  EXPECT_EQ(std::vector<std::string>(argv.begin() + 1, argv.begin() + 5),
+            (std::vector<std::string>{"-u", "OPENBLAS_CORETYPE", "-u", "OPENBLAS_L2_SIZE"}));
+  EXPECT_EQ(argv[5], "/opt/mk/maxkernel-baselines");
+  auto value = [&](const std::string& flag) {
+    for (size_t i = 0; i + 1 < argv.size(); ++i) {
+      if (argv[i] == flag) return argv[i + 1];
+    }
+    return std::string("<missing>");
+  };
+  EXPECT_EQ(value("--lib"), "openblas");
+  EXPECT_EQ(value("--m"), "64");
+  EXPECT_EQ(value("--n"), "32");
+  EXPECT_EQ(value("--k"), "16");
+  EXPECT_EQ(value("--threads"), "2");
+  EXPECT_EQ(value("--min-time"), "0.25");
+}
+
+// A side that records the order it was called in and returns fixed times.
+class FakeSide final : public BenchSide {
+ public:
+  FakeSide(std::string name, std::vector<double> times, std::vector<std::string>* log,
+           int fail_at_round = -1)
+      : name_(std::move(name)), times_(std::move(times)), log_(log), fail_at_(fail_at_round) {}
+  std::string name() const override { return name_; }
+  Result<RoundTimes> Round(int round) override {
+    log_->push_back(name_ + std::to_string(round));
+    if (round == fail_at_) return Internal(name_ + " broke");
+    RoundTimes t;
+    t.times_s = times_;
+    return t;
+  }
+
+ private:
+  std::string name_;
+  std::vector<double> times_;
+  std::vector<std::string>* log_;
+  int fail_at_;
+};
+
+TEST(BenchInterleaveTest, SidesAlternateEveryRoundAndAFailedSideSitsOut) {
+  std::vector<std::string> log;
+  FakeSide ours("ours", {1.0, 3.0, 2.0}, &log);
+  FakeSide lib("lib", {4.0}, &log);
+  FakeSide flaky("flaky", {1.0}, &log, /*fail_at_round=*/1);
+  std::vector<std::string> progress;
+  std::vector<SideResult> r = RunInterleaved({&ours, &lib, &flaky}, 3,
+                                             [&](const std::string& l) { progress.push_back(l); });
+  EXPECT_EQ(log, (std::vector<std::string>{"ours0", "lib0", "flaky0", "ours1", "lib1", "flaky1",
+                                           "ours2", "lib2"}));
+  EXPECT_EQ(progress.size(), 3u);
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_DOUBLE_EQ(r[0].median_s, 2.0);
+  EXPECT_EQ(r[0].samples.size(), 9u);
+  EXPECT_EQ(r[0].round_medians, (std::vector<double>{2.0, 2.0, 2.0}));
+  EXPECT_DOUBLE_EQ(r[1].median_s, 4.0);
+  EXPECT_FALSE(r[2].ok());
+  EXPECT_NE(r[2].error.find("flaky broke"), std::string::npos);
+}
+
+BenchRow SampleRow() {
+  BenchRow row;
+  row.name = "gemm_f32_64";
+  row.shape = "64x64x64";
+  row.dtype = "f32";
+  row.flops = 2 * 64 * 64 * 64;
+  row.checked = "tester";
+  SideResult ours;
+  ours.name = "ours";
+  ours.samples = {1e-3};
+  ours.round_medians = {1e-3};
+  ours.median_s = 1e-3;
+  row.ours = ours;
+  SideResult lib = ours;
+  lib.name = "onednn";
+  lib.median_s = 2e-3;
+  row.baselines.push_back(lib);
+  SideResult broken;
+  broken.name = "xla";
+  broken.error = "bridge failed";
+  row.baselines.push_back(broken);
+  row.skipped.push_back({"openblas", "no bf16 GEMM"});
+  row.capped.push_back({"interp", 10.0});
+  return row;
+}
+
+TEST(BenchRowTest, JsonHasMediansRatiosAndWhatWasNotMeasured) {
+  json j = ToJson(SampleRow());
+  EXPECT_EQ(j["case"], "gemm_f32_64");
+  EXPECT_EQ(j["shape"], "64x64x64");
+  EXPECT_DOUBLE_EQ(j["ours_median_s"].get<double>(), 1e-3);
+  EXPECT_DOUBLE_EQ(j["baselines"]["onednn"].get<double>(), 2e-3);
+  EXPECT_DOUBLE_EQ(j["ratios"]["onednn"].get<double>(), 2.0);  // baseline / ours
+  EXPECT_TRUE(j["baselines"]["xla"].is_null());
+  EXPECT_TRUE(j["ratios"]["xla"].is_null());
+  EXPECT_EQ(j["errors"]["xla"], "bridge failed");
+  EXPECT_EQ(j["skipped"]["openblas"], "no bf16 GEMM");
+  EXPECT_DOUBLE_EQ(j["lower_bounds"]["interp"]["ratio_at_least"].get<double>(), 10.0 / 1e-3);
+  EXPECT_NEAR(j["ours_gflops"].get<double>(), 2.0 * 64 * 64 * 64 / 1e-3 / 1e9, 1e-9);
+  EXPECT_EQ(j["checked"], "tester");
+}
+
+TEST(BenchRowTest, TableShowsTimesRatiosAndNotes) {
+  json header = {{"suite", "gemm"},   {"date", "2026-12-03T00:00:00Z"},
+                 {"cpu", "Test CPU"}, {"cores", 2},
+                 {"threads", 2},      {"commit", "abc"}};
+  std::string table = FormatBenchTable(header, {SampleRow()});
+  for (const char* want : {"gemm_f32_64", "64x64x64", "1.000 ms", "2.000 ms", "2.00x", "skipped",
+                           "> 10.000 s", "onednn/ours", "Test CPU", "commit abc",
+                           "xla: bridge failed", "openblas skipped: no bf16 GEMM"}) {
+    EXPECT_NE(table.find(want), std::string::npos) << want << "\n" << table;
+  }
+}
+
+struct GemmFixture {
+  GemmCase c{5, 7, 9, "f32", "f32"};
+  std::vector<hlo::Literal> inputs;
+  hlo::Literal out;
+  GemmFixture() {
+    hlo::Literal a(hlo::Shape(hlo::DType::kF32, {c.m, c.k}));
+    hlo::Literal b(hlo::Shape(hlo::DType::kF32, {c.k, c.n}));
+    for (int64_t i = 0; i < c.m * c.k; ++i) a.SetDouble(i, std::sin(0.7 * static_cast<double>(i)));
+    for (int64_t i = 0; i < c.k * c.n; ++i) b.SetDouble(i, std::cos(0.3 * static_cast<double>(i)));
+    out = hlo::Literal(hlo::Shape(hlo::DType::kF32, {c.m, c.n}));
+    for (int64_t i = 0; i < c.m; ++i) {
+      for (int64_t j = 0; j < c.n; ++j) {
+        float acc = 0;
+        for (int64_t l = 0; l < c.k; ++l) {
+          acc += static_cast<float>(a.GetDouble(i * c.k + l)) *
+                 static_cast<float>(b.GetDouble(l * c.n + j));
+        }
+        out.SetDouble(i * c.n + j, acc);
+      }
+    }
+    inputs.push_back(std::move(a));
+    inputs.push_back(std::move(b));
+  }
+};
+
+TEST(BenchGemmTest, SampledCheckAcceptsAnF32ProductAndCatchesWrongOrMissingEntries) {
+  GemmFixture f;
+  auto ok = CheckGemmSampled(f.c, f.inputs, f.out);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_NE(ok->find("sampled"), std::string::npos);
+
+  hlo::Literal off = f.out;
+  off.SetDouble(0, off.GetDouble(0) + 0.01);  // C[0,0] is always sampled
+  auto wrong = CheckGemmSampled(f.c, f.inputs, off);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("C[0,0]"), std::string::npos) << wrong.status().message();
+
+  hlo::Literal unwritten = f.out;
+  unwritten.SetDouble(f.c.m * f.c.n - 2, std::numeric_limits<double>::quiet_NaN());
+  auto nan = CheckGemmSampled(f.c, f.inputs, unwritten);
+  ASSERT_FALSE(nan.ok());
+  EXPECT_NE(nan.status().message().find("NaN"), std::string::npos);
+}
+
+TEST(BenchJaxbenchTest, InterpreterTimingRunsInAChildAndHonoursTheCap) {
+  auto module = hlo::ParseModule(GemmModuleText({16, 16, 16, "f32", "f32"}), "gemm.hlo");
+  ASSERT_TRUE(module.ok());
+  std::vector<hlo::Literal> inputs;
+  inputs.emplace_back(hlo::Shape(hlo::DType::kF32, {16, 16}));
+  inputs.emplace_back(hlo::Shape(hlo::DType::kF32, {16, 16}));
+  InterpreterTiming done = TimeInterpreter(**module, inputs, 2, 120);
+  EXPECT_TRUE(done.error.empty()) << done.error;
+  EXPECT_FALSE(done.capped);
+  EXPECT_EQ(done.times_s.size(), 2u);
+  // A cap that has passed before the child can report anything: a lower bound, no times.
+  InterpreterTiming capped = TimeInterpreter(**module, inputs, 1, 1e-9);
+  EXPECT_TRUE(capped.capped);
+  EXPECT_TRUE(capped.times_s.empty());
+}
+
+TEST(BenchProtocolTest, RejectsProtocolsThatMeasureNothing) {
+  BenchProtocol p;
+  EXPECT_TRUE(ValidateProtocol(p).ok());
+  p.rounds = 0;
+  EXPECT_FALSE(ValidateProtocol(p).ok());
+  p = BenchProtocol{};
+  p.min_iterations = 0;
+  EXPECT_FALSE(ValidateProtocol(p).ok());
+  p = BenchProtocol{};
+  p.min_seconds = -1;
+  EXPECT_FALSE(ValidateProtocol(p).ok());
+  EXPECT_DOUBLE_EQ(MedianOf({3, 1, 2, 10}), 2.5);
+  EXPECT_EQ(FormatSeconds(0.0015), "1.500 ms");
+}
+
+}  // namespace
+}  // namespace mk::agents

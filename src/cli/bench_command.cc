@@ -1,0 +1,345 @@
+// `maxkernel bench`: our kernels against oneDNN / OpenBLAS (--suite gemm) and XLA:CPU and the
+// interpreter (--suite jaxbench), timed interleaved in one run and reported as ratios
+// baseline/ours. The work is in agents/bench*.h; docs/BENCHMARKS.md explains what is measured
+// and how to read it. Progress goes to stderr, the table (or --json) to stdout.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "agents/bench.h"
+#include "agents/bench_gemm.h"
+#include "agents/bench_jaxbench.h"
+#include "agents/engine.h"
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "store/data_dir.h"
+#include "store/sqlite_store.h"
+
+namespace mk::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct BenchOptions {
+  std::string suite;
+  // gemm
+  std::optional<std::string> sizes, dtypes, bf16_result, baselines, libs, schedule;
+  // jaxbench
+  std::optional<std::string> scale, only, compare, tasks, suite_dir, db;
+  std::optional<int64_t> from_run;
+  std::optional<double> interp_cap;
+  std::optional<int> interp_runs;
+  // both
+  int threads = 2;
+  int rounds = 5;
+  double min_time = 0.3;
+  int warmup = 1;
+  int min_iterations = 3;
+  double timeout = 600;
+  bool json = false;
+  std::string write_json, write_markdown;
+};
+
+bool Executable(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0;
+}
+
+// --baselines, else $MAXKERNEL_BASELINES, else beside this maxkernel, else on PATH; "" if none.
+std::string FindBaselines(const std::optional<std::string>& flag) {
+  if (flag) return *flag;
+  if (const char* env = std::getenv("MAXKERNEL_BASELINES"); env && *env) return env;
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec && Executable(self.parent_path() / "maxkernel-baselines")) {
+    return (self.parent_path() / "maxkernel-baselines").string();
+  }
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream s(path);
+    std::string dir;
+    while (std::getline(s, dir, ':')) {
+      if (!dir.empty() && Executable(fs::path(dir) / "maxkernel-baselines")) {
+        return (fs::path(dir) / "maxkernel-baselines").string();
+      }
+    }
+  }
+  return "";
+}
+
+std::string NumText(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+Status RejectFor(const std::string& suite, bool given, const std::string& flag,
+                 const std::string& other) {
+  if (!given) return Status::Ok();
+  return InvalidArgument(flag + " applies to --suite " + other + ", not --suite " + suite);
+}
+
+std::string Markdown(const json& header, const std::string& table) {
+  std::ostringstream md;
+  md << "# maxkernel bench --suite " << header.value("suite", "") << " — "
+     << header.value("date", "").substr(0, 10) << "\n\n";
+  md << "- date: " << header.value("date", "") << "\n";
+  md << "- CPU: " << header.value("cpu", "") << " (" << header.value("cores", 0) << " cores)\n";
+  md << "- commit: " << header.value("commit", "")
+     << (header.value("worktree_dirty", false) ? " (with uncommitted changes)" : "") << "\n";
+  md << "- compiler: " << header.value("compiler", "") << "\n";
+  md << "- threads: " << header.value("threads", 0) << "\n";
+  md << "- load average (1/5/15 min) at start: " << header.value("loadavg", "")
+     << ", at the end: " << header.value("loadavg_finished", "") << " (shared machine)\n";
+  md << "- command: `" << header.value("command", "") << "`\n\n";
+  md << "```\n" << table << "```\n";
+  return md.str();
+}
+
+Result<int> RunBench(const BenchOptions& o) {
+  if (o.suite != "gemm" && o.suite != "jaxbench") {
+    return InvalidArgument("--suite: '" + o.suite + "' is not a suite (choose gemm or jaxbench)");
+  }
+  if (o.threads < 1) return InvalidArgument("--threads must be at least 1");
+  agents::BenchProtocol protocol;
+  protocol.rounds = o.rounds;
+  protocol.min_seconds = o.min_time;
+  protocol.warmup = o.warmup;
+  protocol.min_iterations = o.min_iterations;
+  protocol.timeout_s = o.timeout;
+  MK_RETURN_IF_ERROR(agents::ValidateProtocol(protocol));
+  const bool gemm = o.suite == "gemm";
+  const std::string other = gemm ? "jaxbench" : "gemm";
+  const std::string& suite = o.suite;
+  if (gemm) {
+    MK_RETURN_IF_ERROR(RejectFor(suite, o.scale.has_value(), "--scale", other));
+    MK_RETURN_IF_ERROR(RejectFor(suite, o.only.has_value(), "--only", other));
+    MK_RETURN_IF_ERROR(RejectFor(suite, o.compare.has_value(), "--compare", other));
+    MK_RETURN_IF_ERROR(RejectFor(suite, o.tasks.has_value(), "--tasks", other));
+    MK_RETURN_IF_ERROR(RejectFor(suite, o.suite_dir.has_value(), "--suite-dir", other));
+    MK_RETURN_IF_ERROR(RejectFor(suite, o.from_run.has_value(), "--from-run", other));
+    MK_RETURN_IF_ERROR(RejectFor(suite, o.db.has_value(), "--db", other));
+    MK_RETURN_IF_ERROR(RejectFor(suite, o.interp_cap.has_value(), "--interp-cap", other));
+    MK_RETURN_IF_ERROR(RejectFor(suite, o.interp_runs.has_value(), "--interp-runs", other));
+  } else {
+    MK_RETURN_IF_ERROR(RejectFor(suite, o.sizes.has_value(), "--sizes", other));
+    MK_RETURN_IF_ERROR(RejectFor(suite, o.dtypes.has_value(), "--dtype", other));
+    MK_RETURN_IF_ERROR(RejectFor(suite, o.bf16_result.has_value(), "--bf16-result", other));
+    MK_RETURN_IF_ERROR(RejectFor(suite, o.baselines.has_value(), "--baselines", other));
+    MK_RETURN_IF_ERROR(RejectFor(suite, o.libs.has_value(), "--libs", other));
+  }
+  std::optional<json> schedule;
+  if (o.schedule) {
+    json s = json::parse(*o.schedule, nullptr, false);
+    if (s.is_discarded() || !(s.is_object() || s.is_array())) {
+      return InvalidArgument("--schedule: not a JSON candidate (as `optimize --json` shows it)");
+    }
+    schedule = s;
+  }
+
+  // Everything below starts the slow machinery; every argument was checked above or is checked
+  // by the suite before it measures anything.
+  std::string command = "maxkernel bench --suite " + suite;
+  std::vector<agents::BenchRow> rows;
+  std::function<void(const std::string&)> progress = [](const std::string& line) {
+    std::cerr << line << std::endl;
+  };
+  agents::GemmBenchOptions go;
+  agents::JaxbenchOptions jo;
+  std::optional<json> libraries;
+  if (gemm) {
+    if (o.sizes) {
+      MK_ASSIGN_OR_RETURN(go.sizes, agents::ParseGemmSizes(*o.sizes));
+    }
+    if (o.dtypes) {
+      MK_ASSIGN_OR_RETURN(go.dtypes, agents::ParseGemmDtypes(*o.dtypes));
+    }
+    if (o.bf16_result) {
+      if (*o.bf16_result != "f32" && *o.bf16_result != "bf16") {
+        return InvalidArgument("--bf16-result: '" + *o.bf16_result + "' is not f32 or bf16");
+      }
+      go.bf16_result = *o.bf16_result;
+    }
+    if (o.libs) {
+      go.libs.clear();
+      std::stringstream s(*o.libs);
+      std::string lib;
+      while (std::getline(s, lib, ',')) {
+        if (lib != "onednn" && lib != "openblas") {
+          return InvalidArgument("--libs: '" + lib + "' is not one of onednn, openblas");
+        }
+        go.libs.push_back(lib);
+      }
+    }
+    go.threads = o.threads;
+    go.protocol = protocol;
+    go.schedule = schedule;
+    go.baselines_binary = FindBaselines(o.baselines);
+    if (o.baselines && !Executable(*o.baselines)) {
+      return InvalidArgument("--baselines: " + *o.baselines + " is not an executable file");
+    }
+    if (go.baselines_binary.empty()) {
+      std::cerr << "warning: maxkernel-baselines not found (build it with libdnnl-dev and "
+                   "libopenblas-dev installed, or pass --baselines): no library baselines\n";
+    } else if (auto info = agents::BaselinesInfo(go.baselines_binary); info.ok()) {
+      libraries = *info;
+    }
+    std::string sizes, dtypes, libs;
+    for (int64_t s : go.sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(s);
+    for (const auto& d : go.dtypes) dtypes += (dtypes.empty() ? "" : ",") + d;
+    for (const auto& l : go.libs) libs += (libs.empty() ? "" : ",") + l;
+    command += " --sizes " + sizes + " --dtype " + dtypes + " --bf16-result " + go.bf16_result +
+               " --libs " + libs;
+  } else {
+    jo.scale = o.scale.value_or("bench");
+    if (o.only) {
+      MK_ASSIGN_OR_RETURN(jo.only, agents::ParseOnlyList(*o.only));
+    }
+    if (o.compare) {
+      MK_RETURN_IF_ERROR(agents::ParseCompareList(*o.compare, jo.xla, jo.interp));
+    }
+    jo.tasks_dir = o.tasks.value_or("");
+    jo.suite_dir = o.suite_dir.value_or("");
+    jo.threads = o.threads;
+    jo.protocol = protocol;
+    jo.interp_cap_s = o.interp_cap.value_or(60);
+    jo.interp_runs = o.interp_runs.value_or(1);
+    if (schedule && o.from_run) return InvalidArgument("give --schedule or --from-run, not both");
+    if (schedule) {
+      jo.schedule = schedule;
+      jo.schedule_source = "pinned (--schedule)";
+    }
+    if (o.from_run) {
+      MK_ASSIGN_OR_RETURN(store::DataDir dir, store::ResolveDataDir(o.db.value_or("")));
+      if (!fs::exists(dir.db_path)) return NotFound("no database at " + dir.db_path.string());
+      MK_ASSIGN_OR_RETURN(auto db, store::SqliteStore::Open(dir.db_path.string()));
+      std::string run_task;
+      MK_ASSIGN_OR_RETURN(json best, agents::BestScheduleOfRun(*db, *o.from_run, &run_task));
+      jo.schedule = best;
+      jo.schedule_source = "best candidate of run " + std::to_string(*o.from_run) +
+                           (run_task.empty() ? "" : " (" + run_task + ")");
+    }
+    std::string only, compare;
+    for (const auto& id : jo.only) only += (only.empty() ? "" : ",") + id;
+    if (jo.xla) compare = "xla";
+    if (jo.interp) compare += compare.empty() ? "interp" : ",interp";
+    command += " --scale " + jo.scale + " --only " + only + " --compare " + compare;
+    if (jo.interp) {
+      command += " --interp-cap " + NumText(jo.interp_cap_s) + " --interp-runs " +
+                 std::to_string(jo.interp_runs);
+    }
+    if (o.tasks) command += " --tasks " + *o.tasks;
+    if (o.from_run) command += " --from-run " + std::to_string(*o.from_run);
+  }
+  if (schedule) command += " --schedule '" + schedule->dump() + "'";
+  command += " --threads " + std::to_string(o.threads) + " --rounds " + std::to_string(o.rounds) +
+             " --min-time " + NumText(o.min_time) + " --warmup " + std::to_string(o.warmup) +
+             " --min-iterations " + std::to_string(o.min_iterations);
+
+  // Our kernels use OpenMP; the sandbox's workers inherit this process's environment.
+  setenv("OMP_NUM_THREADS", std::to_string(o.threads).c_str(), 1);
+  agents::CpuEngine engine;
+  Result<std::string> compiler = engine.compiler().CompilerIdentity();
+  json header = agents::BenchHeader(suite, command, compiler.ok() ? *compiler : "", o.threads);
+  header["maxkernel_version"] = MK_VERSION;
+  header["compile_flags"] = engine.compiler().options().flags;
+  header["protocol"] = {{"rounds", protocol.rounds},
+                        {"warmup_per_round", protocol.warmup},
+                        {"min_iterations_per_round", protocol.min_iterations},
+                        {"min_seconds_per_round", protocol.min_seconds},
+                        {"order", "interleaved: ours, then each baseline, every round"}};
+  if (libraries) header["libraries"] = (*libraries)["libs"];
+  if (!gemm) {
+    header["interpreter"] =
+        jo.interp ? json{{"cap_s", jo.interp_cap_s}, {"runs", jo.interp_runs}} : json(nullptr);
+  }
+  if (gemm) {
+    MK_ASSIGN_OR_RETURN(rows, agents::RunGemmBench(go, engine, progress));
+  } else {
+    MK_ASSIGN_OR_RETURN(rows, agents::RunJaxbenchBench(jo, engine, progress));
+  }
+  header["finished"] = agents::UtcNow();
+  header["loadavg_finished"] = agents::LoadAverage();
+
+  json rows_json = json::array();
+  for (const auto& r : rows) rows_json.push_back(agents::ToJson(r));
+  json doc = {{"header", header}, {"rows", rows_json}};
+  const std::string table = agents::FormatBenchTable(header, rows);
+
+  std::vector<OutputFile> files;
+  if (!o.write_json.empty()) files.push_back({o.write_json, doc.dump(2) + "\n"});
+  if (!o.write_markdown.empty()) files.push_back({o.write_markdown, Markdown(header, table)});
+  if (!files.empty()) MK_RETURN_IF_ERROR(WriteFilesAtomically(files));
+  if (o.json) {
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    std::cout << table;
+  }
+  bool complete = true;
+  for (const auto& r : rows) {
+    if (r.failed || !r.ours || !r.ours->ok()) complete = false;
+    for (const auto& b : r.baselines) complete = complete && b.ok();
+  }
+  return complete ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+void RegisterBenchCommand(CLI::App& app, CommandResult& result) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench",
+      "Measure our kernels against oneDNN/OpenBLAS (--suite gemm) or XLA:CPU and the interpreter "
+      "(--suite jaxbench): checked first, timed interleaved, reported as ratios baseline/ours");
+  cmd->add_option("--suite", o->suite, "gemm or jaxbench")->required();
+  cmd->add_option("--sizes", o->sizes, "gemm: square sizes (default 256,512,1024,2048,4096)");
+  cmd->add_option("--dtype", o->dtypes, "gemm: operand types (default f32,bf16)");
+  cmd->add_option("--bf16-result", o->bf16_result,
+                  "gemm: result type of the bf16 cases, f32 or bf16 (default f32)");
+  cmd->add_option("--libs", o->libs, "gemm: libraries to compare with (default onednn,openblas)");
+  cmd->add_option("--baselines", o->baselines,
+                  "gemm: the maxkernel-baselines program (default: $MAXKERNEL_BASELINES, beside "
+                  "maxkernel, or on PATH)");
+  cmd->add_option("--schedule", o->schedule,
+                  "pin a candidate (JSON) instead of the planner's initial one");
+  cmd->add_option("--scale", o->scale, "jaxbench: ci, bench or full (default bench)");
+  cmd->add_option("--only", o->only, "jaxbench: workload ids (default 12p,8p,1p)");
+  cmd->add_option("--compare", o->compare, "jaxbench: xla, interp or both (default xla)");
+  cmd->add_option(
+      "--tasks", o->tasks,
+      "jaxbench: task folder DIR/<id>/<scale> (default: a cache, exported when missing)");
+  cmd->add_option("--suite-dir", o->suite_dir, "jaxbench: the suite to export from");
+  cmd->add_option("--from-run", o->from_run,
+                  "jaxbench: bench the best candidate of optimize run RUN (one workload)");
+  cmd->add_option("--db", o->db,
+                  "jaxbench: database of --from-run (default DATA_DIR/maxkernel.db)");
+  cmd->add_option("--interp-cap", o->interp_cap,
+                  "jaxbench: seconds the interpreter may take in all (default 60)");
+  cmd->add_option("--interp-runs", o->interp_runs, "jaxbench: interpreter runs, 1-3 (default 1)");
+  cmd->add_option("--threads", o->threads, "threads for ours and the libraries (default 2)");
+  cmd->add_option("--rounds", o->rounds, "interleaved rounds (default 5)");
+  cmd->add_option("--min-time", o->min_time,
+                  "seconds of timed calls per side and round, at least (default 0.3)");
+  cmd->add_option("--warmup", o->warmup, "untimed calls per side and round (default 1)");
+  cmd->add_option("--min-iterations", o->min_iterations,
+                  "timed calls per side and round, at least (default 3)");
+  cmd->add_option("--timeout", o->timeout, "seconds one round of one side may take (default 600)");
+  cmd->add_flag("--json", o->json, "print {header, rows} as JSON instead of the table");
+  cmd->add_option("--write-json", o->write_json, "also write the JSON to FILE");
+  cmd->add_option("--write-markdown", o->write_markdown,
+                  "also write a markdown report (header + table) to FILE");
+  cmd->footer(
+      "Exit codes: 0 every case checked and timed, 1 a case or a baseline failed, 2 bad "
+      "input. docs/BENCHMARKS.md explains the measurement.");
+  cmd->callback([o, &result] { RunCommand(result, [&] { return RunBench(*o); }); });
+}
+
+}  // namespace mk::cli

@@ -1,0 +1,127 @@
+// End-to-end tests of `maxkernel bench` and of maxkernel-baselines (when it was built: it needs
+// oneDNN and OpenBLAS). Tiny sizes only; they check the shape of the output, never the speed.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/cli_test_util.h"
+
+namespace mk::cli {
+namespace {
+
+using nlohmann::json;
+using testing::Ran;
+using testing::RunCommand;
+using testing::RunMaxkernel;
+
+#ifdef MK_BASELINES_BINARY
+constexpr bool kHaveBaselines = true;
+constexpr const char* kBaselines = MK_BASELINES_BINARY;
+#else
+constexpr bool kHaveBaselines = false;
+constexpr const char* kBaselines = "";
+#endif
+
+TEST(BaselinesTest, Gemm64PrintsSaneJsonForEachLibrary) {
+  if (!kHaveBaselines) GTEST_SKIP() << "maxkernel-baselines was not built (no oneDNN/OpenBLAS)";
+  for (const char* lib : {"onednn", "openblas"}) {
+    Ran r = RunCommand({kBaselines, "gemm", "--lib", lib, "--m", "64", "--n", "64", "--k", "64",
+                        "--min-iterations", "3", "--min-time", "0.001"});
+    ASSERT_EQ(r.exit_code, 0) << lib << ": " << r.err;
+    json j = json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << r.out;
+    EXPECT_EQ(j["lib"], lib);
+    EXPECT_FALSE(j["version"].get<std::string>().empty());
+    EXPECT_FALSE(j["isa"].get<std::string>().empty());
+    ASSERT_TRUE(j["times_s"].is_array());
+    EXPECT_GE(j["times_s"].size(), 3u);
+    for (const json& t : j["times_s"]) EXPECT_GT(t.get<double>(), 0);
+    EXPECT_TRUE(j["check"]["passed"].get<bool>()) << j["check"].dump();
+    EXPECT_EQ(j["check"]["nan_entries"], 0);
+    EXPECT_GT(j["check"]["samples"].get<int>(), 0);
+    // Whatever this machine sets, the library ran without the OpenBLAS overrides.
+    EXPECT_TRUE(j["env"]["OPENBLAS_CORETYPE"].is_null());
+    EXPECT_TRUE(j["env"]["OPENBLAS_L2_SIZE"].is_null());
+  }
+  Ran bf16 = RunCommand({kBaselines, "gemm", "--lib", "onednn", "--m", "32", "--n", "48", "--k",
+                         "64", "--dtype", "bf16", "--min-iterations", "1", "--min-time", "0"});
+  ASSERT_EQ(bf16.exit_code, 0) << bf16.err;
+  EXPECT_TRUE(json::parse(bf16.out)["check"]["passed"].get<bool>());
+}
+
+TEST(BaselinesTest, BadInputExitsTwo) {
+  if (!kHaveBaselines) GTEST_SKIP() << "maxkernel-baselines was not built (no oneDNN/OpenBLAS)";
+  EXPECT_EQ(RunCommand({kBaselines, "gemm", "--lib", "mkl", "--m", "1", "--n", "1", "--k", "1"})
+                .exit_code,
+            2);
+  Ran zero =
+      RunCommand({kBaselines, "gemm", "--lib", "onednn", "--m", "0", "--n", "1", "--k", "1"});
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_NE(zero.err.find("at least 1"), std::string::npos) << zero.err;
+}
+
+TEST(BenchCommandTest, GemmSuiteGivesWellFormedRows) {
+  Ran r = RunMaxkernel({"bench", "--suite", "gemm", "--sizes", "64", "--rounds", "1", "--min-time",
+                        "0.01", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json doc = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << r.out;
+  const json& h = doc["header"];
+  for (const char* key : {"date", "cpu", "cores", "commit", "compiler", "command", "threads"}) {
+    EXPECT_TRUE(h.contains(key)) << key;
+  }
+  EXPECT_EQ(h["suite"], "gemm");
+  ASSERT_TRUE(doc["rows"].is_array());
+  ASSERT_EQ(doc["rows"].size(), 2u);  // f32 and bf16
+  for (const json& row : doc["rows"]) {
+    EXPECT_EQ(row["shape"], "64x64x64");
+    EXPECT_FALSE(row["failed"].get<bool>());
+    EXPECT_NE(row["checked"].get<std::string>().find("tester"), std::string::npos);
+    ASSERT_TRUE(row["ours_median_s"].is_number()) << row.dump();
+    EXPECT_GT(row["ours_median_s"].get<double>(), 0);
+    EXPECT_GT(row["ours_gflops"].get<double>(), 0);
+    ASSERT_TRUE(row["baselines"].is_object());
+    ASSERT_TRUE(row["ratios"].is_object());
+    if (!kHaveBaselines) continue;
+    ASSERT_TRUE(row["baselines"]["onednn"].is_number()) << row.dump();
+    EXPECT_GT(row["baselines"]["onednn"].get<double>(), 0);
+    EXPECT_GT(row["ratios"]["onednn"].get<double>(), 0);
+    EXPECT_NEAR(row["ratios"]["onednn"].get<double>(),
+                row["baselines"]["onednn"].get<double>() / row["ours_median_s"].get<double>(),
+                1e-9);
+  }
+  EXPECT_EQ(doc["rows"][0]["dtype"], "f32");
+  EXPECT_EQ(doc["rows"][1]["dtype"], "bf16->f32");
+  if (kHaveBaselines) {
+    EXPECT_GT(doc["rows"][0]["ratios"]["openblas"].get<double>(), 0);
+    // Debian's OpenBLAS has no bf16 GEMM: said, not hidden.
+    const json& bf16 = doc["rows"][1];
+    EXPECT_TRUE(bf16["ratios"].contains("openblas") || bf16["skipped"].contains("openblas"));
+  }
+}
+
+TEST(BenchCommandTest, BadInputExitsTwoWithAClearMessage) {
+  Ran suite = RunMaxkernel({"bench", "--suite", "nope"});
+  EXPECT_EQ(suite.exit_code, 2);
+  EXPECT_NE(suite.err.find("'nope' is not a suite"), std::string::npos) << suite.err;
+
+  Ran zero = RunMaxkernel({"bench", "--suite", "gemm", "--sizes", "0"});
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_NE(zero.err.find("--sizes: 0 is out of range"), std::string::npos) << zero.err;
+
+  Ran mixed = RunMaxkernel({"bench", "--suite", "jaxbench", "--sizes", "64"});
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.err.find("--sizes applies to --suite gemm"), std::string::npos) << mixed.err;
+
+  Ran rounds = RunMaxkernel({"bench", "--suite", "gemm", "--rounds", "0"});
+  EXPECT_EQ(rounds.exit_code, 2);
+  EXPECT_NE(rounds.err.find("--rounds"), std::string::npos) << rounds.err;
+
+  Ran compare = RunMaxkernel({"bench", "--suite", "jaxbench", "--compare", "mkl"});
+  EXPECT_EQ(compare.exit_code, 2);
+  EXPECT_NE(compare.err.find("--compare"), std::string::npos) << compare.err;
+}
+
+}  // namespace
+}  // namespace mk::cli
