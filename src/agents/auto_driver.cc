@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
 #include <map>
 
 #include <unistd.h>
@@ -189,6 +190,13 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
     if (request.override_time_budget_s) options.time_budget_s = *request.override_time_budget_s;
     task_dir = config.value("task_dir", run->task_directory);
     stored_module_sha = config.value("module_artifact", std::string());
+  }
+  // Stored absolute, so the run resumes (and exports) from any working directory.
+  {
+    std::error_code ec;
+    std::filesystem::path abs = std::filesystem::absolute(task_dir, ec);
+    if (!ec) task_dir = abs.lexically_normal().string();
+    while (task_dir.size() > 1 && task_dir.back() == '/') task_dir.pop_back();
   }
   MK_ASSIGN_OR_RETURN(task::LoadedTask loaded, task::LoadTaskWithModule(task_dir));
   MK_RETURN_IF_ERROR(hlo::VerifyModule(*loaded.module));

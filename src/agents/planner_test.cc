@@ -65,7 +65,9 @@ TEST_F(PlannerTest, RooflineOfEveryKernelIsTheLargerOfComputeAndMemoryTime) {
     EXPECT_DOUBLE_EQ(k.memory_s, static_cast<double>(k.bytes) / 10e9);
     EXPECT_DOUBLE_EQ(k.lower_bound_s, std::max(k.compute_s, k.memory_s));
     EXPECT_EQ(k.bound, k.compute_s >= k.memory_s ? "compute" : "memory");
-    if (k.bytes > 0) EXPECT_DOUBLE_EQ(k.intensity, static_cast<double>(k.flops) / k.bytes);
+    if (k.bytes > 0) {
+      EXPECT_DOUBLE_EQ(k.intensity, static_cast<double>(k.flops) / k.bytes);
+    }
     saw_contraction |= k.family == "contraction";
     sum += k.lower_bound_s;
   }
