@@ -83,34 +83,61 @@ std::string PackValue(const Layout& l, const std::string& call) {
 // The pair's second element: zero past the end of the K slice.
 std::string Second(const std::string& v) { return "gm_two ? " + v + " : 0"; }
 
-// One operand's side of the GEMM: an A sliver has MR lanes (rows, over the lhs free dims), a B
-// sliver NR lanes (columns, over the rhs free dims). Both are packed k-major: element (k, lane)
-// at dst[k*W + lane], or with bf16 pairs at dst[(k & ~1)*W + 2*lane + (k & 1)].
+// An element's packed value: converted, and 0 where the source says it is not valid.
+std::string PackedElement(const Layout& l, const PackElement& e) {
+  if (e.valid.empty()) return PackValue(l, e.value);
+  return "(" + e.valid + ") ? " + PackValue(l, e.value) + " : 0";
+}
+
+// One side of the GEMM: an A sliver has MR lanes (rows, over M), a B sliver NR lanes (columns,
+// over N). Both are packed k-major: element (k, lane) at dst[k*W + lane], or with bf16 pairs at
+// dst[(k & ~1)*W + 2*lane + (k & 1)].
 struct Sliver {
-  const hlo::Instruction* operand;
-  const std::vector<int64_t>* batch;       // operand dims of each role
-  const std::vector<int64_t>* free;
-  const std::vector<int64_t>* contracting;
-  const std::vector<int64_t>* free_sizes;  // sizes of the free dims (the lane index space)
+  const PackSource* source;
+  const std::vector<int64_t>* lane_sizes;  // sizes of the lane index space (M or N dims)
   const std::vector<int64_t>* k_sizes;
   int64_t width;      // W: MR or NR
   std::string valid;  // lanes holding data; the rest are zero
-  std::string first;  // linear free index of lane 0
+  std::string first;  // linear lane index of lane 0
 };
 
-// Emits the packing of one sliver into `gm_dst` (K slice gm_pc..gm_pc+gm_kc). The loop over the
-// operand's minor-most dim is innermost, so a plain row-major operand streams.
+// A LaneStore into row pointer `row` for the pair half `half` (0: even k, 1: odd k; -1: no pairs).
+LaneStore RowStore(const Layout& l, const std::string& row, int half) {
+  return [&l, row, half](const std::string& lane, const std::string& value) {
+    const std::string v = value == "0" ? "0" : PackValue(l, value);
+    if (half < 0) return row + "[" + lane + "] = " + v + ";";
+    return row + "[2 * (" + lane + ") + " + S(half) + "] = " + v + ";";
+  };
+}
+
+// The k row of the lanes-inner packing through the source's row emitter; with bf16 pairs, the
+// even and odd k of the pair one after the other (the odd one 0 past the end of the slice).
+void EmitSourceRows(std::ostream& o, const Layout& l, const Sliver& s, const IndexExprs& bidx,
+                    const IndexExprs& kx, const IndexExprs& ky, const std::string& in) {
+  if (!l.pairs) {
+    s.source->row(o, in, bidx, s.first, s.valid, kx, RowStore(l, "gm_row", -1));
+    return;
+  }
+  o << in << "{\n";
+  s.source->row(o, in + "  ", bidx, s.first, s.valid, kx, RowStore(l, "gm_row", 0));
+  o << in << "}\n" << in << "if (gm_two) {\n";
+  s.source->row(o, in + "  ", bidx, s.first, s.valid, ky, RowStore(l, "gm_row", 1));
+  o << in << "} else {\n"
+    << in << "  for (int64_t gm_l = 0; gm_l < " << s.valid << "; ++gm_l) gm_row[2 * gm_l + 1] = 0;\n"
+    << in << "}\n";
+}
+
+// Emits the packing of one sliver into `gm_dst` (K slice gm_pc..gm_pc+gm_kc). When the lanes
+// are the operand's minor-most dim the lane loop is innermost, so a plain row-major operand
+// streams; otherwise the k loop is.
 void EmitSliverPack(FunctionEmitter& f, const Layout& l, const Sliver& s,
                     const std::vector<std::string>& bidx, const std::string& in) {
   auto& o = f.out();
-  const hlo::Shape& shape = s.operand->shape;
-  const std::string fn = f.Fn(s.operand);
   const std::string w = S(s.width);
-  const bool lanes_inner = shape.rank() > 0 && Contains(*s.free, shape.rank() - 1);
   // Declares gm_fx*/gm_kx* (and gm_ky* for the pair's second k) and returns the element values.
   auto lane_index = [&](const std::string& ind) {
     o << ind << "const int64_t gm_fi = " << s.first << " + gm_l;\n";
-    return Decompose(o, ind, "gm_fi", *s.free_sizes, "gm_fx");
+    return Decompose(o, ind, "gm_fi", *s.lane_sizes, "gm_fx");
   };
   auto k_index = [&](const std::string& ind) {
     o << ind << "const int64_t gm_ki = gm_pc + gm_kk;\n";
@@ -122,8 +149,7 @@ void EmitSliverPack(FunctionEmitter& f, const Layout& l, const Sliver& s,
     return std::pair{kx, Decompose(o, ind, "gm_ki1", *s.k_sizes, "gm_ky")};
   };
   auto value = [&](const std::vector<std::string>& fx, const std::vector<std::string>& kx) {
-    return PackValue(l, CallExpr(fn, OperandIndex(shape.rank(), *s.batch, bidx, *s.free, fx,
-                                                  *s.contracting, kx)));
+    return PackedElement(l, s.source->element(bidx, fx, kx));
   };
   const std::string kstep = l.pairs ? "gm_kk += 2" : "++gm_kk";
   // Stores of element (gm_kk, gm_l) (and its pair partner) into row pointer `row`.
@@ -136,15 +162,19 @@ void EmitSliverPack(FunctionEmitter& f, const Layout& l, const Sliver& s,
     o << ind << row << "[2 * gm_l] = " << v0 << ";\n"
       << ind << row << "[2 * gm_l + 1] = " << v1 << ";\n";
   };
-  if (lanes_inner) {
+  if (s.source->lanes_inner) {
     o << in << "for (int64_t gm_kk = 0; gm_kk < gm_kc; " << kstep << ") {\n";
     auto [kx, ky] = k_index(in + "  ");
-    o << in << "  " << l.pt << "* const gm_row = gm_dst + gm_kk * " << w << ";\n"
-      << in << "  for (int64_t gm_l = 0; gm_l < " << s.valid << "; ++gm_l) {\n";
-    auto fx = lane_index(in + "    ");
-    store(in + "    ", "gm_row", value(fx, kx), l.pairs ? Second(value(fx, ky)) : "");
-    o << in << "  }\n"
-      << in << "  for (int64_t gm_l = " << s.valid << "; gm_l < " << w << "; ++gm_l) {\n";
+    o << in << "  " << l.pt << "* const gm_row = gm_dst + gm_kk * " << w << ";\n";
+    if (s.source->row) {
+      EmitSourceRows(o, l, s, bidx, kx, ky, in + "  ");
+    } else {
+      o << in << "  for (int64_t gm_l = 0; gm_l < " << s.valid << "; ++gm_l) {\n";
+      auto fx = lane_index(in + "    ");
+      store(in + "    ", "gm_row", value(fx, kx), l.pairs ? Second(value(fx, ky)) : "");
+      o << in << "  }\n";
+    }
+    o << in << "  for (int64_t gm_l = " << s.valid << "; gm_l < " << w << "; ++gm_l) {\n";
     store(in + "    ", "gm_row", "0", "0");
     o << in << "  }\n" << in << "}\n";
     return;
@@ -163,29 +193,27 @@ void EmitSliverPack(FunctionEmitter& f, const Layout& l, const Sliver& s,
   o << in << "  }\n" << in << "}\n";
 }
 
-void EmitPackB(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
-               const hlo::Instruction& dot, const std::vector<std::string>& bidx) {
+void EmitPackB(FunctionEmitter& f, const DotGeometry& g, const Layout& l, const PackSource& b,
+               const std::vector<std::string>& bidx) {
   auto& o = f.out();
   if (l.shared_b) o << "#pragma omp for schedule(static)\n";
   o << "            for (int64_t gm_s = 0; gm_s < gm_ns; ++gm_s) {\n"
     << "              " << l.pt << "* const gm_dst = gm_bp + gm_s * kNR * gm_kpad;\n"
     << "              const int64_t gm_j0 = gm_jc + gm_s * kNR;\n"
     << "              const int64_t gm_nv = std::min<int64_t>(kNR, kN - gm_j0);\n";
-  Sliver s{dot.operands[1], &g.rhs_batch, &g.rhs_free, &g.rhs_contracting, &g.n_dims,
-           &g.k_dims, l.nr, "gm_nv", "gm_j0"};
+  Sliver s{&b, &g.n_dims, &g.k_dims, l.nr, "gm_nv", "gm_j0"};
   EmitSliverPack(f, l, s, bidx, "              ");
   o << "            }\n";
 }
 
-void EmitPackA(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
-               const hlo::Instruction& dot, const std::vector<std::string>& bidx) {
+void EmitPackA(FunctionEmitter& f, const DotGeometry& g, const Layout& l, const PackSource& a,
+               const std::vector<std::string>& bidx) {
   auto& o = f.out();
   o << "              for (int64_t gm_r = 0; gm_r < gm_mc; gm_r += kMR) {\n"
     << "                " << l.pt << "* const gm_dst = gm_ap + gm_r * gm_kpad;\n"
     << "                const int64_t gm_mv = std::min<int64_t>(kMR, gm_mc - gm_r);\n"
     << "                const int64_t gm_i0 = gm_ic + gm_r;\n";
-  Sliver s{dot.operands[0], &g.lhs_batch, &g.lhs_free, &g.lhs_contracting, &g.m_dims,
-           &g.k_dims, l.mr, "gm_mv", "gm_i0"};
+  Sliver s{&a, &g.m_dims, &g.k_dims, l.mr, "gm_mv", "gm_i0"};
   EmitSliverPack(f, l, s, bidx, "                ");
   o << "              }\n";
 }
@@ -240,9 +268,42 @@ void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
 
 }  // namespace
 
+namespace {
+
+// A dot operand read through its lambda, its dims placed by role.
+PackSource DotSource(FunctionEmitter& f, const hlo::Instruction& operand,
+                     const std::vector<int64_t>& batch, const std::vector<int64_t>& free,
+                     const std::vector<int64_t>& contracting) {
+  PackSource s;
+  const int64_t rank = operand.shape.rank();
+  s.lanes_inner = rank > 0 && Contains(free, rank - 1);
+  s.element = [fn = f.Fn(&operand), rank, batch, free, contracting](
+                  const IndexExprs& b, const IndexExprs& lane, const IndexExprs& k) {
+    return PackElement{CallExpr(fn, OperandIndex(rank, batch, b, free, lane, contracting, k)), ""};
+  };
+  return s;
+}
+
+}  // namespace
+
+PackSource DotLhsSource(FunctionEmitter& f, const hlo::Instruction& dot, const DotGeometry& g) {
+  return DotSource(f, *dot.operands[0], g.lhs_batch, g.lhs_free, g.lhs_contracting);
+}
+
+PackSource DotRhsSource(FunctionEmitter& f, const hlo::Instruction& dot, const DotGeometry& g) {
+  return DotSource(f, *dot.operands[1], g.rhs_batch, g.rhs_free, g.rhs_contracting);
+}
+
 Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& dot, const DotGeometry& g,
                        const GemmParams& p, const std::string& ptr) {
-  if (!p.blocked || !g.blockable) return CannotLower(dot, "internal: dot is not blockable");
+  if (dot.operands.size() != 2) return CannotLower(dot, "internal: dot needs two operands");
+  return EmitBlockedGemm(f, dot, g, p, DotLhsSource(f, dot, g), DotRhsSource(f, dot, g), ptr);
+}
+
+Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const DotGeometry& g,
+                       const GemmParams& p, const PackSource& a, const PackSource& b,
+                       const std::string& ptr) {
+  if (!p.blocked || !g.blockable) return CannotLower(inst, "internal: GEMM is not blockable");
   Layout l;
   l.pairs = p.bf16_pairs;
   l.mr = p.mr;
@@ -329,7 +390,7 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& dot, const Do
     << "            const bool gm_last = gm_pc + gm_kc == kK;\n"
     << "            (void)gm_first;\n"
     << "            (void)gm_last;\n";
-  EmitPackB(f, g, l, dot, bidx);
+  EmitPackB(f, g, l, b, bidx);
   if (l.shared_b) o << "#pragma omp for schedule(static)\n";
   o << "            for (int64_t gm_w = 0; gm_w < kW; ++gm_w) {\n"
     << "              const int64_t gm_ic = (gm_w / kG) * kMC;\n"
@@ -337,7 +398,7 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& dot, const Do
     << "              const int64_t gm_s0 = gm_ns * (gm_w % kG) / kG;\n"
     << "              const int64_t gm_s1 = gm_ns * (gm_w % kG + 1) / kG;\n"
     << "              if (gm_s0 >= gm_s1) continue;\n";
-  EmitPackA(f, g, l, dot, bidx);
+  EmitPackA(f, g, l, a, bidx);
   EmitTiles(f, g, l, ptr);
   o << "            }\n"    // work items
     << "          }\n"      // pc

@@ -1,22 +1,68 @@
-// A dot_general as a BLIS-style blocked GEMM in the generated C++: for each batch, NC-column
+// A batched GEMM as a BLIS-style blocked GEMM in the generated C++: for each batch, NC-column
 // panels of B and KC-deep slices of K are packed into NR-column slivers, MC-row blocks of A into
 // MR-row slivers (both zero-padded to whole tiles), and the MR×NR micro-kernel
-// (gemm_microkernel.h) runs over every tile of the block. Operands are read through their value
-// lambdas while packing, so fused transposes, converts and broadcasts, batch dims and any number
-// of free and contracting dims cost nothing in the inner loop. Edge tiles go through a small
-// tile buffer, of which only the valid part is written back; a bf16/f16 result is rounded once,
-// from f32 sums. OpenMP threads split the work as GemmParams::split says (gemm_params.h).
+// (gemm_microkernel.h) runs over every tile of the block. Operands are read while packing through
+// a PackSource: for a dot_general, the operands' value lambdas (so fused transposes, converts and
+// broadcasts, batch dims and any number of free and contracting dims cost nothing in the inner
+// loop); for a convolution (conv_gemm.h), the im2col elements gathered from the input's lambda
+// on the fly (an implicit GEMM). Edge tiles go through a small tile buffer, of which only the
+// valid part is written back; a bf16/f16 result is rounded once, from f32 sums. OpenMP threads
+// split the work as GemmParams::split says (gemm_params.h).
 #pragma once
 
+#include <functional>
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include "codegen/cpu/emit_context.h"
 #include "codegen/cpu/gemm_params.h"
 
 namespace mk::codegen::cpu {
 
-// Emits the blocked GEMM computing `dot` into `ptr` (typed pointer to its row-major storage).
+using IndexExprs = std::vector<std::string>;
+
+// One packed element: `value` (an expression in the operand's compute type) where `valid` holds
+// ("" = everywhere), 0 elsewhere (padding, dilation holes). `value` is only evaluated where valid.
+struct PackElement {
+  std::string value;
+  std::string valid;
+};
+
+// A statement storing `value` (compute type, or the literal "0") at lane `lane` of the k row
+// being packed (conversion to the packed type and bf16-pair placement included).
+using LaneStore = std::function<std::string(const std::string& lane, const std::string& value)>;
+
+// One operand's side of the GEMM. A sliver has MR lanes over M (A) or NR lanes over N (B); the
+// emitter decomposes the lane index over DotGeometry's m_dims / n_dims, the k index over k_dims
+// and the batch index over batch_dims, and asks the source for the element at those indices.
+struct PackSource {
+  // The lanes run along the operand's minor-most dim: pack k-outer, lanes-inner (reads stream).
+  bool lanes_inner = false;
+  // The element at batch index `b`, lane index `lane` and k index `k` (pure expressions).
+  std::function<PackElement(const IndexExprs& b, const IndexExprs& lane, const IndexExprs& k)>
+      element;
+  // Optional (lanes-inner packing): emits into `o`, at `indent`, the stores of one k row's lanes
+  // [0, count), lane 0 being linear lane index `first`, so the source can hoist index arithmetic
+  // out of the lane loop. Without it the emitter loops over the lanes calling `element`.
+  std::function<void(std::ostream& o, const std::string& indent, const IndexExprs& b,
+                     const std::string& first, const std::string& count, const IndexExprs& k,
+                     const LaneStore& store)>
+      row;
+};
+
+// The sources of a dot_general's operands: A = lhs (lanes over its free dims), B = rhs.
+PackSource DotLhsSource(FunctionEmitter& f, const hlo::Instruction& dot, const DotGeometry& g);
+PackSource DotRhsSource(FunctionEmitter& f, const hlo::Instruction& dot, const DotGeometry& g);
+
+// Emits the blocked GEMM computing `inst` (a dot or a convolution, for messages and the output
+// type) into `ptr` (typed pointer to its row-major [batch][M][N] storage) from sources `a`, `b`.
 // `p` must come from ResolveGemmParams for `g` (p.blocked).
+Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const DotGeometry& g,
+                       const GemmParams& p, const PackSource& a, const PackSource& b,
+                       const std::string& ptr);
+
+// The dot_general `dot` as a blocked GEMM (its operands through DotLhsSource / DotRhsSource).
 Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& dot, const DotGeometry& g,
                        const GemmParams& p, const std::string& ptr);
 
