@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <optional>
 
+#include "codegen/cpu/conv_gemm.h"
 #include "codegen/cpu/gemm_params.h"
 #include "codegen/cpu/kernel_spaces.h"
 
@@ -25,17 +27,30 @@ space::ParamDomain Param(const char* name, std::vector<int64_t> values, int64_t 
   return d;
 }
 
+// The GEMM a contraction hero is: a dot_general, or a convolution on the implicit-GEMM path
+// (conv_gemm.h). None for a convolution that keeps the generic loop nest.
+std::optional<DotGeometry> HeroGemm(const hlo::Instruction& hero, const target::Target& target) {
+  if (hero.opcode == hlo::Opcode::kDot) {
+    auto g = AnalyzeDot(hero, target);
+    if (g.ok()) return *g;
+  } else if (hero.opcode == hlo::Opcode::kConvolution) {
+    auto cg = AnalyzeConv(hero, target);
+    if (cg.ok() && cg->fallback.empty()) return cg->g;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 // Contraction kernels: the blocked GEMM's register and cache blocking (gemm_params.h) for a dot
-// hero; a convolution hero has only the thread count so far.
+// or convolution hero; a convolution on the generic path has only the thread count.
 space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
                                           const target::Target& target) {
   space::KernelSpace s;
   s.params.push_back(ThreadsParam(kernel, target));
-  if (!kernel.hero || kernel.hero->opcode != hlo::Opcode::kDot) return s;
-  auto geometry = AnalyzeDot(*kernel.hero, target);
-  if (!geometry.ok()) return s;
+  if (!kernel.hero) return s;
+  const std::optional<DotGeometry> geometry = HeroGemm(*kernel.hero, target);
+  if (!geometry) return s;
   const DotGeometry& g = *geometry;
   if (!g.blockable) {
     s.params.push_back(Param("gemm_blocked", {0}, 0, "blocked GEMM (integer/f64 dots: no)"));

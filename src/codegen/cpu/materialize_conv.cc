@@ -1,4 +1,5 @@
-// convolution: one generic loop nest for any rank, dim_labels, window (stride, negative padding,
+// convolution: float convolutions in the layouts conv_gemm.h supports are implicit GEMMs through
+// the blocked GEMM emitter. The rest (and gemm_blocked=0) take one generic loop nest for any rank, dim_labels, window (stride, negative padding,
 // base/window dilation, reversal), feature_group_count and batch_group_count. Each output
 // element sums, like the interpreter (src/interp/contraction.cc), over window positions in
 // row-major order (positions in padding or dilation holes skipped), then over the group's input
@@ -6,6 +7,7 @@
 // 64-bit integers otherwise) and rounds once at the end: the two agree bit for bit.
 #include <sstream>
 
+#include "codegen/cpu/conv_gemm.h"
 #include "codegen/cpu/cpu_types.h"
 #include "codegen/cpu/materialize_ops.h"
 
@@ -18,9 +20,33 @@ namespace {
 
 std::string Int(int64_t v) { return std::to_string(v); }
 
+// The generic loop nest, for convolutions the implicit GEMM does not take (`why` says which,
+// in a comment of the generated code).
+Status EmitGenericConvolution(FunctionEmitter& f, const Instruction& inst, const std::string& why);
+
 }  // namespace
 
+// Float convolutions in a supported layout are implicit GEMMs (conv_gemm.h) unless the schedule
+// says gemm_blocked=0; everything else takes the generic loop nest, saying why.
 Status EmitConvolution(FunctionEmitter& f, const Instruction& inst) {
+  auto cg = AnalyzeConv(inst, f.module().target());
+  if (!cg.ok()) return EmitGenericConvolution(f, inst, cg.status().message());
+  if (!cg->fallback.empty()) return EmitGenericConvolution(f, inst, cg->fallback);
+  MK_ASSIGN_OR_RETURN(GemmParams params, ResolveGemmParams(f.schedule(), cg->g, f.module().target()));
+  if (!params.blocked) return EmitGenericConvolution(f, inst, "gemm_blocked=0");
+  MK_ASSIGN_OR_RETURN(std::string ptr, f.StorageFor(&inst, 0, inst.shape));
+  f.out() << "  // convolution %" << inst.name << " as an implicit GEMM ("
+          << (cg->features_are_m ? "M = output features, N = output positions"
+                                 : "M = batch x output positions, N = output features")
+          << ")\n";
+  MK_RETURN_IF_ERROR(EmitBlockedGemm(f, inst, cg->g, params, ConvSourceA(f, inst, *cg),
+                                     ConvSourceB(f, inst, *cg), ptr));
+  return DefineStoredValue(f, inst, {ptr});
+}
+
+namespace {
+
+Status EmitGenericConvolution(FunctionEmitter& f, const Instruction& inst, const std::string& why) {
   if (inst.operands.size() != 2 || !inst.conv_dims || !inst.shape.is_array()) {
     return CannotLower(inst, "convolution needs two operands and dim_labels");
   }
@@ -74,7 +100,7 @@ Status EmitConvolution(FunctionEmitter& f, const Instruction& inst) {
   // Output loops (collapsed for OpenMP: the batch dimension is often 1).
   std::vector<std::string> ovars = IndexVars(rank);
   int64_t threads = f.schedule().Get("threads", 0);
-  o << "  {\n";
+  o << "  {  // convolution %" << inst.name << ": generic loop nest (" << why << ")\n";
   if (threads != 1 && out.num_elements() * window_positions * Cg >= 16384 && rank > 0) {
     o << "#pragma omp parallel for collapse(" << rank << ") schedule(static)"
       << (threads > 1 ? " num_threads(" + Int(threads) + ")" : "") << "\n";
@@ -134,5 +160,7 @@ Status EmitConvolution(FunctionEmitter& f, const Instruction& inst) {
     << "] = " << StoreExpr(out_t, result) << ";\n  }\n  }\n";
   return DefineStoredValue(f, inst, {ptr});
 }
+
+}  // namespace
 
 }  // namespace mk::codegen::cpu
