@@ -9,9 +9,11 @@
 // relative to sum |x||w|, which the interpreter computes on the absolute values of the inputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 
 #include "analysis/fusion_plan.h"
@@ -256,6 +258,36 @@ TEST(ConvGemmAnalysisTest, UnsupportedConvolutionsSayWhy) {
     auto cg = AnalyzeConv(*(*module)->entry()->root(), target::HostCpu());
     ASSERT_TRUE(cg.ok()) << cg.status().ToString();
     EXPECT_NE(cg->fallback, "") << c.name;
+  }
+}
+
+// A convolution kernel on the GEMM path declares the GEMM's parameters around the analytical
+// point; one on the generic path only its threads.
+TEST(ConvGemmAnalysisTest, SpaceDeclaresTheGemmParameters) {
+  CpuEmitter emitter;
+  const target::Target target = target::HostCpu();
+  for (const ConvCase& c : Cases()) {
+    SCOPED_TRACE(c.name);
+    auto module = hlo::ParseModule(ModuleText(c), "conv.hlo");
+    ASSERT_TRUE(module.ok()) << module.status().ToString();
+    auto plan = analysis::PlanFusion(**module);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    int convs = 0;
+    for (const auto& k : plan->kernels) {
+      if (!k.hero || k.hero->opcode != hlo::Opcode::kConvolution) continue;
+      ++convs;
+      std::set<std::string> names;
+      for (const auto& p : emitter.SpaceFor(k, target).params) {
+        names.insert(p.name);
+        EXPECT_NE(std::find(p.values.begin(), p.values.end(), p.initial), p.values.end()) << p.name;
+      }
+      const std::set<std::string> want =
+          c.gemm ? std::set<std::string>{"threads", "gemm_blocked", "mr", "nr", "kc", "mc", "nc",
+                                         "unroll_k", "thread_split"}
+                 : std::set<std::string>{"threads"};
+      EXPECT_EQ(names, want);
+    }
+    EXPECT_EQ(convs, 1);
   }
 }
 

@@ -5,6 +5,7 @@
 // row-major order (positions in padding or dilation holes skipped), then over the group's input
 // features, in the accumulator type (f32 for float results, f64 when f64 is involved, wrapping
 // 64-bit integers otherwise) and rounds once at the end: the two agree bit for bit.
+#include <algorithm>
 #include <sstream>
 
 #include "codegen/cpu/conv_gemm.h"
@@ -30,7 +31,12 @@ Status EmitGenericConvolution(FunctionEmitter& f, const Instruction& inst, const
 // says gemm_blocked=0; everything else takes the generic loop nest, saying why.
 Status EmitConvolution(FunctionEmitter& f, const Instruction& inst) {
   auto cg = AnalyzeConv(inst, f.module().target());
-  if (!cg.ok()) return EmitGenericConvolution(f, inst, cg.status().message());
+  if (!cg.ok()) {
+    // The reason goes into a // comment of the generated source: keep it on one line.
+    std::string why = cg.status().message();
+    std::replace(why.begin(), why.end(), '\n', ' ');
+    return EmitGenericConvolution(f, inst, why);
+  }
   if (!cg->fallback.empty()) return EmitGenericConvolution(f, inst, cg->fallback);
   MK_ASSIGN_OR_RETURN(GemmParams params, ResolveGemmParams(f.schedule(), cg->g, f.module().target()));
   if (!params.blocked) return EmitGenericConvolution(f, inst, "gemm_blocked=0");

@@ -356,6 +356,9 @@ TEST_F(OpsAgreementTest, Dot) {
 )", {"batched", "transposed", "vec", "two", "outer", "f32out"}), 1e-5, 0x1p-7 + 1e-5);
 }
 
+// Float convolutions in b,f,spatial or (one group) b,spatial,f output layouts are implicit GEMMs
+// (conv_gemm.h), rounding like the dots above; the rest (grouped b01f, batch groups) keep the
+// generic loop nest, which agrees exactly.
 TEST_F(OpsAgreementTest, Convolution2D) {
   ExpectAgreementF32AndBf16(BuildModule("conv2d", "", R"(
   in = $T[2,9,9,4] parameter(0)
@@ -372,7 +375,8 @@ TEST_F(OpsAgreementTest, Convolution2D) {
   negpad = $T[2,6,6,6] convolution(in, k), window={size=3x3 pad=-1_0x0_-1}, dim_labels=b01f_01io->b01f
   batchgroup = $T[2,3,3,6] convolution(inb, kb), window={size=3x3}, dim_labels=b01f_01io->b01f, batch_group_count=2
   f32acc = f32[2,5,5,6] convolution(in, k), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
-)", {"basic", "grouped", "depthwise", "dilated", "transposed", "negpad", "batchgroup", "f32acc"}));
+)", {"basic", "grouped", "depthwise", "dilated", "transposed", "negpad", "batchgroup", "f32acc"}),
+                            1e-5, 0x1p-7 + 1e-5);
 }
 
 TEST_F(OpsAgreementTest, Convolution1D3DAndLayouts) {
@@ -389,7 +393,7 @@ TEST_F(OpsAgreementTest, Convolution1D3DAndLayouts) {
   conv3d = $T[1,4,4,4,3] convolution(in3, k3), window={size=2x2x2}, dim_labels=b012f_012io->b012f
   conv_nchw = $T[2,4,4,4] convolution(nchw, oihw), window={size=3x3}, dim_labels=bf01_oi01->bf01
   swapped = $T[2,4,4,4] convolution(fb, kfb), window={size=3x2 stride=1x1}, dim_labels=f01b_01oi->b10f
-)", {"conv1d", "conv3d", "conv_nchw", "swapped"}));
+)", {"conv1d", "conv3d", "conv_nchw", "swapped"}), 1e-5, 0x1p-7 + 1e-5);
 }
 
 TEST_F(OpsAgreementTest, Reduce) {
