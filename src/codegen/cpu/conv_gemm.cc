@@ -132,6 +132,86 @@ PackElement InputElement(const ConvInfo& c, const ConvIndex& ix,
   return {CallExpr(c.input_fn, idx), valid};
 }
 
+// The lane indices of the run starting at lane cv_l: the outer lane dims decomposed from cv_q
+// (declared as cv_o*), the last one cv_x.
+IndexExprs EmitRunLanes(std::ostream& o, const std::string& in,
+                        const std::vector<int64_t>& lane_sizes) {
+  IndexExprs lane(lane_sizes.size(), "0");
+  int64_t stride = 1;
+  for (size_t i = lane_sizes.size() - 1; i-- > 0;) {
+    if (lane_sizes[i] == 1) continue;
+    lane[i] = "cv_o" + S(static_cast<int64_t>(i));
+    o << in << "const int64_t " << lane[i] << " = "
+      << (stride == 1 ? "cv_q" : "(cv_q / " + S(stride) + ")");
+    if (i > 0) o << " % " << lane_sizes[i];
+    o << ";\n";
+    stride *= lane_sizes[i];
+  }
+  lane.back() = "cv_x";
+  return lane;
+}
+
+// The stores of one run of cv_n lanes: element cv_r reads input position cv_b + cv_r * stride
+// along spatial dim `ls`. Without base dilation the positions inside the input form one range,
+// found analytically, so the copy loop has no tests (a streaming copy for stride 1); with it,
+// holes alternate with elements and each position is tested.
+void EmitRunStores(std::ostream& o, const std::string& in, const ConvInfo& c,
+                   const ConvIndex& ix, size_t ls, const LaneStore& store) {
+  const hlo::WindowDimension& d = c.win[ls];
+  std::vector<std::string> pos;
+  for (size_t s = 0; s < c.win.size(); ++s) {
+    pos.push_back(InputPosition(c, s, ix.position[s], ix.window[s]));
+  }
+  pos[ls] = d.stride == 1 ? "(cv_b + cv_r)" : "(cv_b + cv_r * " + S(d.stride) + ")";
+  std::vector<bool> checked(c.win.size(), true);
+  const std::string lane = "cv_l + cv_r";
+  if (d.lhs_dilation != 1) {
+    PackElement e = InputElement(c, ix, pos, checked);
+    o << in << "for (int64_t cv_r = 0; cv_r < cv_n; ++cv_r) "
+      << store(lane, "((" + e.valid + ") ? static_cast<float>(" + e.value + ") : 0.0f)") << "\n";
+    return;
+  }
+  checked[ls] = false;
+  PackElement e = InputElement(c, ix, pos, checked);
+  // [cv_lo, cv_hi): the run's positions inside the input; none if an outer dim is outside.
+  std::string hi = "cv_n";
+  if (NeedsHighCheck(c, ls)) {
+    hi = "cv_b >= " + S(c.extent[ls]) + " ? 0 : (" + S(c.extent[ls] + d.stride - 1) +
+         " - cv_b) / " + S(d.stride);
+  }
+  if (!e.valid.empty()) hi = "(" + e.valid + ") ? (" + hi + ") : 0";
+  std::string lo = "0";
+  if (NeedsLowCheck(c, ls)) lo = "cv_b >= 0 ? 0 : (" + S(d.stride - 1) + " - cv_b) / " + S(d.stride);
+  o << in << "const int64_t cv_hi = std::min<int64_t>(cv_n, " << hi << ");\n"
+    << in << "const int64_t cv_lo = std::min<int64_t>(cv_hi, " << lo << ");\n"
+    << in << "for (int64_t cv_r = 0; cv_r < cv_lo; ++cv_r) " << store(lane, "0") << "\n"
+    << in << "for (int64_t cv_r = cv_lo; cv_r < cv_hi; ++cv_r) " << store(lane, e.value) << "\n"
+    << in << "for (int64_t cv_r = cv_hi; cv_r < cv_n; ++cv_r) " << store(lane, "0") << "\n";
+}
+
+// A k row of the gathered input, lanes [0, count) from linear lane `first`: runs of consecutive
+// output positions along the last lane dim (one per output row the sliver crosses), each with
+// its outer indices and bounds computed once.
+void EmitGatherRow(std::ostream& o, const std::string& in, const ConvInfo& c, const ConvGemm& cg,
+                   const std::vector<ConvAxisRef>& lanes, const std::vector<int64_t>& lane_sizes,
+                   const IndexExprs& b, const std::string& first, const std::string& count,
+                   const IndexExprs& k, const LaneStore& store) {
+  const int64_t run = lane_sizes.back();
+  const size_t ls = static_cast<size_t>(lanes.back().spatial);
+  const std::string body = in + "    ";
+  o << in << "{\n"
+    << in << "  int64_t cv_q = (" << first << ") / " << run << ", cv_x = (" << first << ") % "
+    << run << ";\n"
+    << in << "  for (int64_t cv_l = 0; cv_l < " << count << "; cv_x = 0, ++cv_q) {\n"
+    << body << "const int64_t cv_n = std::min<int64_t>(" << count << " - cv_l, " << run
+    << " - cv_x);\n";
+  const IndexExprs lane = EmitRunLanes(o, body, lane_sizes);
+  const ConvIndex ix = Bind(c, cg.batch_axes, b, lanes, lane, cg.k_axes, k);
+  o << body << "const int64_t cv_b = " << InputPosition(c, ls, "cv_x", ix.window[ls]) << ";\n";
+  EmitRunStores(o, body, c, ix, ls, store);
+  o << body << "cv_l += cv_n;\n" << in << "  }\n" << in << "}\n";
+}
+
 // The input gathered: lanes over output positions (and, for b,spatial…,f, the batch).
 PackSource InputSource(FunctionEmitter& f, const hlo::Instruction& conv, const ConvGemm& cg,
                        bool is_a) {
@@ -151,69 +231,10 @@ PackSource InputSource(FunctionEmitter& f, const hlo::Instruction& conv, const C
     }
     return InputElement(c, ix, pos, std::vector<bool>(c.win.size(), true));
   };
-  // A k row of lanes [0, count): runs of consecutive output positions along the last lane dim
-  // (one run per row of the output it crosses). Per run, the outer dims' bounds are checked once
-  // and the positions inside the input found analytically, so the copy loop has no tests (and
-  // is a plain streaming copy for stride 1).
   src.row = [c, cg, lanes, lane_sizes](std::ostream& o, const std::string& in, const IndexExprs& b,
                                        const std::string& first, const std::string& count,
                                        const IndexExprs& k, const LaneStore& store) {
-    const int64_t run = lane_sizes.back();
-    const size_t ls = static_cast<size_t>(lanes.back().spatial);
-    const hlo::WindowDimension& d = c.win[ls];
-    o << in << "{\n"
-      << in << "  int64_t cv_q = (" << first << ") / " << run << ", cv_x = (" << first << ") % "
-      << run << ";\n"
-      << in << "  for (int64_t cv_l = 0; cv_l < " << count << "; cv_x = 0, ++cv_q) {\n"
-      << in << "    const int64_t cv_n = std::min<int64_t>(" << count << " - cv_l, " << run
-      << " - cv_x);\n";
-    // The outer lane dims of this run, from cv_q.
-    IndexExprs lane(lanes.size(), "0");
-    int64_t stride = 1;
-    for (size_t i = lanes.size() - 1; i-- > 0;) {
-      if (lane_sizes[i] == 1) continue;
-      lane[i] = "cv_o" + S(static_cast<int64_t>(i));
-      o << in << "    const int64_t " << lane[i] << " = " << (stride == 1 ? "cv_q" : "(cv_q / " + S(stride) + ")");
-      if (i > 0) o << " % " << lane_sizes[i];
-      o << ";\n";
-      stride *= lane_sizes[i];
-    }
-    lane.back() = "cv_x";
-    ConvIndex ix = Bind(c, cg.batch_axes, b, lanes, lane, cg.k_axes, k);
-    o << in << "    const int64_t cv_b = " << InputPosition(c, ls, "cv_x", ix.window[ls]) << ";\n";
-    std::vector<std::string> pos;
-    std::vector<bool> checked(c.win.size(), true);
-    for (size_t s = 0; s < c.win.size(); ++s) {
-      pos.push_back(InputPosition(c, s, ix.position[s], ix.window[s]));
-    }
-    pos[ls] = d.stride == 1 ? "(cv_b + cv_r)" : "(cv_b + cv_r * " + S(d.stride) + ")";
-    const std::string lane_r = "cv_l + cv_r";
-    if (d.lhs_dilation != 1) {
-      // Base dilation along the run: holes alternate with elements, test each position.
-      PackElement e = InputElement(c, ix, pos, checked);
-      o << in << "    for (int64_t cv_r = 0; cv_r < cv_n; ++cv_r) "
-        << store(lane_r, "((" + e.valid + ") ? static_cast<float>(" + e.value + ") : 0.0f)")
-        << "\n";
-    } else {
-      checked[ls] = false;
-      PackElement e = InputElement(c, ix, pos, checked);
-      // [cv_lo, cv_hi): the run's positions inside the input (none if an outer dim is outside).
-      std::string hi = NeedsHighCheck(c, ls) ? "cv_b >= " + S(c.extent[ls]) + " ? 0 : (" +
-                                                   S(c.extent[ls] + d.stride - 1) + " - cv_b) / " +
-                                                   S(d.stride)
-                                             : "cv_n";
-      if (!e.valid.empty()) hi = "(" + e.valid + ") ? (" + hi + ") : 0";
-      const std::string lo = NeedsLowCheck(c, ls)
-                                 ? "cv_b >= 0 ? 0 : (" + S(d.stride - 1) + " - cv_b) / " + S(d.stride)
-                                 : "0";
-      o << in << "    const int64_t cv_hi = std::min<int64_t>(cv_n, " << hi << ");\n"
-        << in << "    const int64_t cv_lo = std::min<int64_t>(cv_hi, " << lo << ");\n"
-        << in << "    for (int64_t cv_r = 0; cv_r < cv_lo; ++cv_r) " << store(lane_r, "0") << "\n"
-        << in << "    for (int64_t cv_r = cv_lo; cv_r < cv_hi; ++cv_r) " << store(lane_r, e.value)
-        << "\n"
-        << in << "    for (int64_t cv_r = cv_hi; cv_r < cv_n; ++cv_r) " << store(lane_r, "0") << "\n";
-    }
-    o << in << "    cv_l += cv_n;\n" << in << "  }\n" << in << "}\n";
+    EmitGatherRow(o, in, c, cg, lanes, lane_sizes, b, first, count, k, store);
   };
   return src;
 }
