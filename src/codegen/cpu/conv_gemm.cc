@@ -132,9 +132,9 @@ PackElement InputElement(const ConvInfo& c, const ConvIndex& ix,
   return {CallExpr(c.input_fn, idx), valid};
 }
 
-// The lane indices of the run starting at lane cv_l: the outer lane dims decomposed from cv_q
-// (declared as cv_o*), the last one cv_x.
-IndexExprs EmitRunLanes(std::ostream& o, const std::string& in,
+// The indices of a run along the last of `lane_sizes` (lanes, or k for a column): the outer dims
+// decomposed from cv_q (declared as cv_o*), the last one cv_x.
+IndexExprs EmitRunOuter(std::ostream& o, const std::string& in,
                         const std::vector<int64_t>& lane_sizes) {
   IndexExprs lane(lane_sizes.size(), "0");
   int64_t stride = 1;
@@ -205,11 +205,50 @@ void EmitGatherRow(std::ostream& o, const std::string& in, const ConvInfo& c, co
     << in << "  for (int64_t cv_l = 0; cv_l < " << count << "; cv_x = 0, ++cv_q) {\n"
     << body << "const int64_t cv_n = std::min<int64_t>(" << count << " - cv_l, " << run
     << " - cv_x);\n";
-  const IndexExprs lane = EmitRunLanes(o, body, lane_sizes);
+  const IndexExprs lane = EmitRunOuter(o, body, lane_sizes);
   const ConvIndex ix = Bind(c, cg.batch_axes, b, lanes, lane, cg.k_axes, k);
   o << body << "const int64_t cv_b = " << InputPosition(c, ls, "cv_x", ix.window[ls]) << ";\n";
   EmitRunStores(o, body, c, ix, ls, store);
   o << body << "cv_l += cv_n;\n" << in << "  }\n" << in << "}\n";
+}
+
+// One lane's k slice [first, first + count) of the gathered input when k ends in the input
+// feature: runs over consecutive features (one per window position the slice crosses), each
+// with its window offsets and bounds computed once, copied from consecutive input features.
+void EmitGatherColumn(std::ostream& o, const std::string& in, const ConvInfo& c,
+                      const ConvGemm& cg, const std::vector<ConvAxisRef>& lanes,
+                      const IndexExprs& b, const IndexExprs& lane, const std::string& first,
+                      const std::string& count, const LaneStore& store) {
+  const int64_t run = cg.g.k_dims.back();
+  const std::string body = in + "    ";
+  o << in << "{\n"
+    << in << "  int64_t cv_q = (" << first << ") / " << run << ", cv_x = (" << first << ") % "
+    << run << ";\n"
+    << in << "  for (int64_t cv_k = 0; cv_k < " << count << "; cv_x = 0, ++cv_q) {\n"
+    << body << "const int64_t cv_n = std::min<int64_t>(" << count << " - cv_k, " << run
+    << " - cv_x);\n";
+  IndexExprs k = EmitRunOuter(o, body, cg.g.k_dims);
+  k.back() = "(cv_x + cv_r)";
+  const ConvIndex ix = Bind(c, cg.batch_axes, b, lanes, lane, cg.k_axes, k);
+  std::vector<std::string> pos;
+  for (size_t s = 0; s < c.win.size(); ++s) {
+    pos.push_back(InputPosition(c, s, ix.position[s], ix.window[s]));
+  }
+  // The feature does not enter the bounds: one test per run.
+  const PackElement e = InputElement(c, ix, pos, std::vector<bool>(c.win.size(), true));
+  const std::string copy =
+      "for (int64_t cv_r = 0; cv_r < cv_n; ++cv_r) " + store("cv_k + cv_r", e.value);
+  if (e.valid.empty()) {
+    o << body << copy << "\n";
+  } else {
+    o << body << "if (" << e.valid << ") {\n"
+      << body << "  " << copy << "\n"
+      << body << "} else {\n"
+      << body << "  for (int64_t cv_r = 0; cv_r < cv_n; ++cv_r) " << store("cv_k + cv_r", "0")
+      << "\n"
+      << body << "}\n";
+  }
+  o << body << "cv_k += cv_n;\n" << in << "  }\n" << in << "}\n";
 }
 
 // The input gathered: lanes over output positions (and, for b,spatial…,f, the batch).
@@ -236,6 +275,13 @@ PackSource InputSource(FunctionEmitter& f, const hlo::Instruction& conv, const C
                                        const IndexExprs& k, const LaneStore& store) {
     EmitGatherRow(o, in, c, cg, lanes, lane_sizes, b, first, count, k, store);
   };
+  if (cg.k_axes.back().axis == ConvAxis::kInFeature) {
+    src.column = [c, cg, lanes](std::ostream& o, const std::string& in, const IndexExprs& b,
+                                const IndexExprs& lane, const std::string& first,
+                                const std::string& count, const LaneStore& store) {
+      EmitGatherColumn(o, in, c, cg, lanes, b, lane, first, count, store);
+    };
+  }
   return src;
 }
 
@@ -390,6 +436,7 @@ Result<ConvGemm> AnalyzeConv(const hlo::Instruction& conv, const target::Target&
   g.lhs_type = cg.features_are_m ? kernel_t : input_t;
   g.rhs_type = cg.features_are_m ? input_t : kernel_t;
   g.out_type = out.dtype();
+  g.gathered_a = !cg.features_are_m;
   g.blockable = g.batch > 0 && g.m > 0 && g.n > 0 && g.k > 0;
   g.bf16_pairs = g.blockable && input_t == DType::kBF16 && kernel_t == DType::kBF16 &&
                  target.Has("avx512_bf16") && target.Has("avx512f");

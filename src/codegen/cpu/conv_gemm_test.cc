@@ -250,6 +250,28 @@ TEST(ConvGemmAnalysisTest, GemmViewOfAnNchwConvolution) {
   EXPECT_TRUE(cg->g.blockable);
 }
 
+// Output b,spatial,f: A is the gathered input, which threads must not each pack whole.
+TEST(ConvGemmAnalysisTest, FeaturesLastGathersAAndSplitsRowBlocks) {
+  auto module = hlo::ParseModule(ModuleText(Cases()[13]), "conv.hlo");  // features_last
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto cg = AnalyzeConv(*(*module)->entry()->root(), target::HostCpu());
+  ASSERT_TRUE(cg.ok()) << cg.status().ToString();
+  EXPECT_FALSE(cg->features_are_m);
+  EXPECT_TRUE(cg->g.gathered_a);
+  EXPECT_EQ(cg->g.batch, 1);
+  EXPECT_EQ(cg->g.m, 2 * 9 * 6);  // batch x output positions
+  EXPECT_EQ(cg->g.n, 7);
+  EXPECT_EQ(cg->g.k, 3 * 3 * 5);  // window x input features, the kernel's (HWIO) order
+  GemmParams p;
+  p.threads = 2;
+  p.mr = 4;
+  p.nr = 8;
+  cg->g.n = 1000;  // many column slivers: a dot would split columns
+  EXPECT_EQ(InitialThreadSplit(cg->g, p), ThreadSplit::kBlocks);
+  cg->g.gathered_a = false;
+  EXPECT_EQ(InitialThreadSplit(cg->g, p), ThreadSplit::kColumns);
+}
+
 TEST(ConvGemmAnalysisTest, UnsupportedConvolutionsSayWhy) {
   for (const ConvCase& c : Cases()) {
     if (c.gemm) continue;

@@ -127,6 +127,21 @@ void EmitSourceRows(std::ostream& o, const Layout& l, const Sliver& s, const Ind
     << in << "}\n";
 }
 
+// One lane gm_l of the k-inner packing through the source's column emitter; with bf16 pairs the
+// slot past an odd K slice's end is zeroed.
+void EmitSourceColumn(std::ostream& o, const Layout& l, const Sliver& s, const IndexExprs& bidx,
+                      const IndexExprs& fx, const std::string& in) {
+  const std::string w = S(s.width);
+  LaneStore store = [&l, w](const std::string& kk, const std::string& value) {
+    const std::string v = value == "0" ? "0" : PackValue(l, value);
+    if (!l.pairs) return "gm_dst[(" + kk + ") * " + w + " + gm_l] = " + v + ";";
+    return "gm_dst[((" + kk + ") & ~int64_t{1}) * " + w + " + 2 * gm_l + ((" + kk + ") & 1)] = " +
+           v + ";";
+  };
+  s.source->column(o, in, bidx, fx, "gm_pc", "gm_kc", store);
+  if (l.pairs) o << in << "if (gm_kc & 1) gm_dst[(gm_kc - 1) * " << w << " + 2 * gm_l + 1] = 0;\n";
+}
+
 // Emits the packing of one sliver into `gm_dst` (K slice gm_pc..gm_pc+gm_kc). When the lanes
 // are the operand's minor-most dim the lane loop is innermost, so a plain row-major operand
 // streams; otherwise the k loop is.
@@ -186,6 +201,11 @@ void EmitSliverPack(FunctionEmitter& f, const Layout& l, const Sliver& s,
   store(in + "      ", "gm_row", "0", "0");
   o << in << "    }\n" << in << "    continue;\n" << in << "  }\n";
   auto fx = lane_index(in + "  ");
+  if (s.source->column) {
+    EmitSourceColumn(o, l, s, bidx, fx, in + "  ");
+    o << in << "}\n";
+    return;
+  }
   o << in << "  for (int64_t gm_kk = 0; gm_kk < gm_kc; " << kstep << ") {\n";
   auto [kx, ky] = k_index(in + "    ");
   o << in << "    " << l.pt << "* const gm_row = gm_dst + gm_kk * " << w << ";\n";

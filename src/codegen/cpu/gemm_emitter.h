@@ -30,7 +30,8 @@ struct PackElement {
 };
 
 // A statement storing `value` (compute type, or the literal "0") at lane `lane` of the k row
-// being packed (conversion to the packed type and bf16-pair placement included).
+// being packed, or (for PackSource::column) at k `lane` of the lane being packed; conversion to
+// the packed type and bf16-pair placement included.
 using LaneStore = std::function<std::string(const std::string& lane, const std::string& value)>;
 
 // One operand's side of the GEMM. A sliver has MR lanes over M (A) or NR lanes over N (B); the
@@ -49,6 +50,13 @@ struct PackSource {
                      const std::string& first, const std::string& count, const IndexExprs& k,
                      const LaneStore& store)>
       row;
+  // Optional (k-inner packing): emits into `o`, at `indent`, the stores of one lane's elements
+  // for the k slice [first, first + count) at lane index `lane`; `store` takes k relative to
+  // `first`. Without it the emitter loops over k calling `element`.
+  std::function<void(std::ostream& o, const std::string& indent, const IndexExprs& b,
+                     const IndexExprs& lane, const std::string& first, const std::string& count,
+                     const LaneStore& store)>
+      column;
 };
 
 // The sources of a dot_general's operands: A = lhs (lanes over its free dims), B = rhs.

@@ -110,7 +110,9 @@ ThreadSplit InitialThreadSplit(const DotGeometry& g, const GemmParams& p) {
     return static_cast<double>(slivers) / static_cast<double>(t * CeilDiv(slivers, t));
   };
   const int64_t n_slivers = CeilDiv(g.n, p.nr), m_slivers = CeilDiv(g.m, p.mr);
-  if (n_slivers >= 2 * t && balance(n_slivers) >= balance(m_slivers)) return ThreadSplit::kColumns;
+  if (!g.gathered_a && n_slivers >= 2 * t && balance(n_slivers) >= balance(m_slivers)) {
+    return ThreadSplit::kColumns;
+  }
   return ThreadSplit::kBlocks;
 }
 

@@ -32,6 +32,9 @@ struct DotGeometry {
   // Both operands bf16 and the target has AVX512_BF16: pack as bf16 pairs, multiply with
   // vdpbf16ps. Otherwise operands are converted to f32 while packing.
   bool bf16_pairs = false;
+  // A is gathered while packing (a convolution's input, conv_gemm.h): packing it costs about as
+  // much as multiplying it, so threads should not each pack all of it (no column split).
+  bool gathered_a = false;
 };
 
 Result<DotGeometry> AnalyzeDot(const hlo::Instruction& dot, const target::Target& target);
