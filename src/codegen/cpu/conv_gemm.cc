@@ -285,6 +285,12 @@ PackSource InputSource(FunctionEmitter& f, const hlo::Instruction& conv, const C
   return src;
 }
 
+// Window offset `w` of a reversed window of `size`: the kernel is read back to front.
+std::string Reversed(int64_t size, const std::string& w) {
+  const std::string diff = S(size - 1) + " - " + w;
+  return "(" + diff + ")";
+}
+
 // The kernel: lanes over the output features (of the group), k over its other dims.
 PackSource KernelSource(FunctionEmitter& f, const hlo::Instruction& conv, const ConvGemm& cg,
                         bool is_a) {
@@ -300,7 +306,7 @@ PackSource KernelSource(FunctionEmitter& f, const hlo::Instruction& conv, const 
     idx[static_cast<size_t>(cd.kernel_input_feature)] = ix.in_feature;
     for (size_t s = 0; s < c.win.size(); ++s) {
       idx[static_cast<size_t>(cd.kernel_spatial[s])] =
-          c.win[s].reversal ? "(" + S(c.win[s].size - 1) + " - " + ix.window[s] + ")" : ix.window[s];
+          c.win[s].reversal ? Reversed(c.win[s].size, ix.window[s]) : ix.window[s];
     }
     return PackElement{CallExpr(c.kernel_fn, idx), ""};
   };
