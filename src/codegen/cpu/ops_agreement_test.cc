@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -56,9 +57,11 @@ class OpsAgreementTest : public ::testing::Test {
   static void SetUpTestSuite() { cache_dir_ = testing::MakeTempDir("mk-ops-agreement"); }
   static void TearDownTestSuite() { std::filesystem::remove_all(cache_dir_); }
 
-  // Runs `text` through both engines on `seeds` random inputs and compares every output.
+  // Runs `text` through both engines on `seeds` random inputs and compares every output;
+  // `contraction` overrides parameters of every contraction kernel's initial schedule.
   void ExpectAgreement(const std::string& text, double tol = 0, int seeds = 2,
-                       bool inline_calls = true) {
+                       bool inline_calls = true,
+                       const std::map<std::string, int64_t>& contraction = {}) {
     auto module = hlo::ParseModule(text, "case.hlo");
     ASSERT_TRUE(module.ok()) << module.status().ToString() << "\n" << text;
     interp::FillElidedConstants(**module);
@@ -74,7 +77,11 @@ class OpsAgreementTest : public ::testing::Test {
     target::Target target = target::HostCpu();
     space::Candidate candidate;
     for (const auto& k : plan->kernels) {
-      candidate.kernels.push_back(emitter.SpaceFor(k, target).Initial());
+      space::Schedule s = emitter.SpaceFor(k, target).Initial();
+      if (k.family == analysis::KernelFamily::kContraction) {
+        for (const auto& [name, v] : contraction) s.values[name] = v;
+      }
+      candidate.kernels.push_back(s);
     }
     auto impl = emitter.Emit(*plan, candidate, target);
     ASSERT_TRUE(impl.ok()) << impl.status().ToString();
@@ -694,10 +701,15 @@ std::string CorpusText(const std::string& file) {
   return ss.str();
 }
 
+// A bf16 network: its convolutions' implicit GEMMs (conv_gemm.h) sum in another order than the
+// interpreter, so a conv result sometimes rounds to the neighbouring bf16 (conv_gemm_test.cc
+// checks them to that tolerance), and 20 layers, exp box decoding and sigmoids amplify those
+// flips without bound. The model's convolutions therefore run the exact generic loop nest here
+// (gemm_blocked=0), so every other op is still checked to 1e-5.
 TEST_F(OpsAgreementTest, CorpusSsdMobilenet) {
   const std::string text = CorpusText("ssd_mobilenet_tf.hlo");
   if (text.empty()) GTEST_SKIP() << "corpus not present";
-  ExpectAgreement(text, 1e-5, 1);
+  ExpectAgreement(text, 1e-5, 1, true, {{"gemm_blocked", 0}});
 }
 
 // Three elided 56945x50 bf16 embedding tables (~17 MB of filled constants): emitted as base64
