@@ -704,7 +704,7 @@ std::string CorpusText(const std::string& file) {
 // A bf16 network: its convolutions' implicit GEMMs (conv_gemm.h) sum in another order than the
 // interpreter, so a conv result sometimes rounds to the neighbouring bf16 (conv_gemm_test.cc
 // checks them to that tolerance), and 20 layers, exp box decoding and sigmoids amplify those
-// flips without bound. The model's convolutions therefore run the exact generic loop nest here
+// flips far beyond any useful tolerance. The model's convolutions therefore run the exact generic loop nest here
 // (gemm_blocked=0), so every other op is still checked to 1e-5.
 TEST_F(OpsAgreementTest, CorpusSsdMobilenet) {
   const std::string text = CorpusText("ssd_mobilenet_tf.hlo");
