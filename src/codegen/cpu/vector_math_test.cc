@@ -35,6 +35,8 @@ class VectorMathTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = testing::MakeTempDir("mk-vector-math");
     const char* cxx = std::getenv("CXX");
+    // The compiler generated kernels are built with; the vectorization report is GCC's (so is
+    // the runtime header: it uses GCC's __builtin_omp_get_thread_num).
     std::vector<std::string> argv = {cxx && *cxx ? cxx : "g++"};
     for (const std::string& f : target::HostCpu().compile_flags) argv.push_back(f);
     for (const char* f : {"-fopenmp", "-fno-math-errno", "-std=c++20", "-fopt-info-vec-optimized"}) {
