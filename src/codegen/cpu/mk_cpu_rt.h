@@ -151,7 +151,7 @@ template <typename F> inline F round_even(F a) { return std::nearbyint(a); }
 // by selects instead of branches, no tables. libm's float functions are opaque calls that keep
 // every loop containing one scalar. The double overloads are std::'s. Accuracy over the whole
 // float range, checked by vector_math_test.cc against double: exp, expm1, log, log1p, logistic
-// <= 2 ulp; tanh, erf <= 3 ulp. The polynomial coefficients come from tools/fit_vector_math.py
+// <= 2 ulp; tanh, erf <= 3 ulp (with FMA; without, logistic <= 2.5). The polynomial coefficients come from tools/fit_vector_math.py
 // (a Remez-style fit; rerun it to change a degree or an interval). docs/VECTOR_MATH.md.
 namespace vm {
 // Explicit fused multiply-add where the target has one (the pragma above keeps the compiler from
