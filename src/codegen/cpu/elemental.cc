@@ -41,24 +41,26 @@ Result<std::string> UnaryExpr(const Instruction& inst, const std::string& x) {
     default: break;
   }
   if (!fl) return CannotLower(inst, "this op needs a floating-point operand");
+  // exp, expm1, log, log1p, tanh, erf and logistic: mk_cpu_rt.h's vectorizable float versions
+  // for float compute (f32, bf16, f16), overloads forwarding to std:: for f64.
   switch (inst.opcode) {
     case Opcode::kFloor: return "std::floor(" + x + ")";
     case Opcode::kCeil: return "std::ceil(" + x + ")";
     case Opcode::kRoundNearestEven: return "mkrt::round_even(" + x + ")";
     case Opcode::kRoundNearestAfz: return "mkrt::round_afz(" + x + ")";
-    case Opcode::kExp: return "std::exp(" + x + ")";
-    case Opcode::kExpm1: return "std::expm1(" + x + ")";
-    case Opcode::kLog: return "std::log(" + x + ")";
-    case Opcode::kLog1p: return "std::log1p(" + x + ")";
+    case Opcode::kExp: return "mkrt::vexp(" + x + ")";
+    case Opcode::kExpm1: return "mkrt::vexpm1(" + x + ")";
+    case Opcode::kLog: return "mkrt::vlog(" + x + ")";
+    case Opcode::kLog1p: return "mkrt::vlog1p(" + x + ")";
     case Opcode::kSqrt: return "std::sqrt(" + x + ")";
     case Opcode::kRsqrt: return "mkrt::rsqrt(" + x + ")";
     case Opcode::kCbrt: return "std::cbrt(" + x + ")";
-    case Opcode::kTanh: return "std::tanh(" + x + ")";
+    case Opcode::kTanh: return "mkrt::vtanh(" + x + ")";
     case Opcode::kLogistic: return "mkrt::logistic(" + x + ")";
     case Opcode::kSin: return "std::sin(" + x + ")";
     case Opcode::kCos: return "std::cos(" + x + ")";
     case Opcode::kTan: return "std::tan(" + x + ")";
-    case Opcode::kErf: return "std::erf(" + x + ")";
+    case Opcode::kErf: return "mkrt::verf(" + x + ")";
     case Opcode::kIsFinite: return "static_cast<bool>(std::isfinite(" + x + "))";
     default: return CannotLower(inst, "unsupported unary op");
   }

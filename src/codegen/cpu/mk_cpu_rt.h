@@ -144,6 +144,206 @@ template <typename F> inline F rsqrt(F a) { return F(1) / std::sqrt(a); }
 template <typename F> inline F round_afz(F a) { return std::round(a); }
 template <typename F> inline F round_even(F a) { return std::nearbyint(a); }
 
+// ---- vectorizable float math ------------------------------------------------------------------
+// exp, expm1, log, log1p, tanh, erf and logistic for float (the compute type of f32, bf16 and
+// f16) written so that GCC vectorizes the loops that call them: straight-line code, a range
+// reduction plus a polynomial, special inputs (NaN, +-inf, +-0, denormals, over/underflow) handled
+// by selects instead of branches, no tables. libm's float functions are opaque calls that keep
+// every loop containing one scalar. The double overloads are std::'s. Accuracy over the whole
+// float range, checked by vector_math_test.cc against double: exp, expm1, log, log1p, logistic
+// <= 2 ulp; tanh, erf <= 3 ulp (with FMA; without, logistic <= 2.5). The polynomial coefficients come from tools/fit_vector_math.py
+// (a Remez-style fit; rerun it to change a degree or an interval). docs/VECTOR_MATH.md.
+namespace vm {
+// Explicit fused multiply-add where the target has one (the pragma above keeps the compiler from
+// forming them on its own); a*b+c otherwise, which costs the polynomials a fraction of an ulp.
+inline float fma(float a, float b, float c) {
+#ifdef __FMA__
+  return __builtin_fmaf(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+inline float copysign_of(float magnitude, float sign_of) {
+  return u2f(f2u(magnitude) | (f2u(sign_of) & 0x80000000u));
+}
+inline float abs(float x) { return u2f(f2u(x) & 0x7fffffffu); }
+// c ? a : b on the bits. A plain ?: between computed values lets GCC sink the computation of the
+// value used by only one arm into a branch, and under the default -ftrapping-math it then does
+// not speculate the floating-point operations back out: the loop stays scalar ("control flow in
+// loop"). With the select on the bits there is no branch to sink into.
+inline float select(bool c, float a, float b) {
+  const uint32_t m = 0u - static_cast<uint32_t>(c);
+  return u2f((f2u(a) & m) | (f2u(b) & ~m));
+}
+// 2^k for -126 <= k <= 127.
+inline float pow2(int32_t k) { return u2f(static_cast<uint32_t>(k + 127) << 23); }
+// ln2 split so that k * kLn2Hi is exact for |k| < 2^15 (Cody and Waite).
+constexpr float kLn2Hi = 0x1.63p-1f, kLn2Lo = -0x1.bd0106p-13f;
+constexpr float kLog2e = 0x1.715476p+0f;
+// Adding 1.5 * 2^23 rounds a float of magnitude < 2^22 to an integer, which then sits in the low
+// mantissa bits: the integer is read from the bits, with no float -> int conversion.
+constexpr float kRoundMagic = 0x1.8p23f;
+// x = k ln2 + r, |r| <= ln2/2 (plus rounding): returns r, sets k. |x| < 2^21.
+inline float reduce_ln2(float x, int32_t& k) {
+  const float t = fma(x, kLog2e, kRoundMagic);
+  const float kf = t - kRoundMagic;
+  k = static_cast<int32_t>(f2u(t) - f2u(kRoundMagic));
+  return fma(-kf, kLn2Lo, fma(-kf, kLn2Hi, x));
+}
+// log(2^e (1 + f)) for f in [-1/3, 1/3].
+inline float log_reduced(float f, int32_t e) {
+  float q = -0x1.07e5f4p-3f;
+  q = fma(q, f, 0x1.1e73a0p-3f);
+  q = fma(q, f, -0x1.f32078p-4f);
+  q = fma(q, f, 0x1.1ed424p-3f);
+  q = fma(q, f, -0x1.559d36p-3f);
+  q = fma(q, f, 0x1.99d05ep-3f);
+  q = fma(q, f, -0x1.fffef4p-3f);
+  q = fma(q, f, 0x1.555506p-2f);
+  q = fma(q, f, -0x1.p-1f);  // log(1 + f) = f + f^2 q(f)
+  const float ef = static_cast<float>(e);
+  return fma(ef, kLn2Hi, f + fma(f * f, q, ef * kLn2Lo));  // e ln2hi is exact
+}
+// Splits a positive normal float x = 2^e m, m in [2/3, 4/3): returns m - 1 (exact), sets e.
+inline float split_log(float x, int32_t& e) {
+  const uint32_t ix = f2u(x) - 0x3f2aaaabu;  // bits of 2/3
+  e = static_cast<int32_t>(ix) >> 23;
+  return u2f((ix & 0x007fffffu) + 0x3f2aaaabu) - 1.0f;
+}
+}  // namespace vm
+
+inline float vexp(float x) {
+  // exp(x) overflows above 88.72 and rounds to 0 below -103.97; the clamp keeps k in [-150, 128]
+  // and lets NaN through.
+  const float xc = x > 88.8f ? 88.8f : (x < -104.0f ? -104.0f : x);
+  int32_t k;
+  const float r = vm::reduce_ln2(xc, k);
+  float q = 0x1.6a5198p-10f;
+  q = vm::fma(q, r, 0x1.12397cp-7f);
+  q = vm::fma(q, r, 0x1.5558acp-5f);
+  q = vm::fma(q, r, 0x1.555492p-3f);
+  q = vm::fma(q, r, 0x1.fffffcp-2f);  // e^r = 1 + r + r^2 q(r)
+  const float p = 1.0f + vm::fma(r * r, q, r);
+  // 2^k in two factors: the first product is exact, the second rounds once, to a denormal or to
+  // infinity where the result is one.
+  const int32_t k1 = k >> 1;
+  return p * vm::pow2(k1) * vm::pow2(k - k1);
+}
+inline double vexp(double x) { return std::exp(x); }
+
+inline float vexpm1(float x) {
+  // expm1 rounds to -1 below -17.4; above 88.72 it overflows.
+  const float xc = x > 88.8f ? 88.8f : (x < -25.0f ? -25.0f : x);
+  int32_t k;
+  const float r = vm::reduce_ln2(xc, k);
+  float q = 0x1.9e72dap-13f;
+  q = vm::fma(q, r, 0x1.6d3a36p-10f);
+  q = vm::fma(q, r, 0x1.1112d8p-7f);
+  q = vm::fma(q, r, 0x1.5554f8p-5f);
+  q = vm::fma(q, r, 0x1.555554p-3f);
+  q = vm::fma(q, r, 0x1.p-1f);
+  const float pm = vm::fma(r * r, q, r);  // e^r - 1
+  // expm1(x) = 2^k pm + (2^k - 1), one rounding (2^k pm is exact). 2^128 is not a float: k = 128
+  // uses 2^127 (2 pm + 1) + (2^127 - 1).
+  // (Selects feeding floating-point arithmetic are written as arithmetic too: GCC would otherwise
+  // branch on them to fold the constant arm, the problem vm::select avoids.)
+  const bool top = k == 128;
+  const float s = vm::pow2(k - static_cast<int32_t>(top));
+  const float pmx = vm::select(top, pm + pm + 1.0f, pm);
+  const float res = vm::fma(s, pmx, s - 1.0f);
+  return vm::select(x == 0.0f, x, res);  // keeps -0
+}
+inline double vexpm1(double x) { return std::expm1(x); }
+
+inline float vlog(float x) {
+  // Denormals are scaled up first (0 and negatives are replaced below).
+  const bool sub = x < 0x1p-126f;
+  int32_t e;
+  const float f = vm::split_log(vm::select(sub, x * 0x1p23f, x), e);
+  const float res = vm::log_reduced(f, e - 23 * static_cast<int32_t>(sub));  // see vexpm1
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float special = vm::select(x < 0.0f, nan, vm::select(x == 0.0f, -inf, x));  // x: NaN, inf
+  return vm::select((x != x) | (x <= 0.0f) | (x == inf), special, res);
+}
+inline double vlog(double x) { return std::log(x); }
+
+inline float vlog1p(float x) {
+  // 1 + x = u + c exactly (c is the rounding error of u = 1 + x, exact for |x| < 2^24); the
+  // reduction of u to 2^e (1 + f) adds c 2^-e to f, so log1p(x) = log(1 + x) for small x.
+  const float u = 1.0f + x;
+  const float c = x - (u - 1.0f);
+  int32_t e;
+  float f = vm::split_log(u, e);
+  f = vm::fma(c, vm::pow2(-(e < 126 ? e : 126)), f);
+  const float res = vm::log_reduced(f, e);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // x itself for NaN, inf and +-0 (keeps -0).
+  const float special = vm::select(x < -1.0f, nan, vm::select(x == -1.0f, -inf, x));
+  return vm::select((x != x) | (x <= -1.0f) | (x == 0.0f) | (x == inf), special, res);
+}
+inline double vlog1p(double x) { return std::log1p(x); }
+
+inline float vtanh(float x) {
+  const float a = vm::abs(x);
+  // |x| < 0.625: tanh(a) = a + a^3 P(a^2).
+  const float a2 = a * a;
+  float p = -0x1.753152p-8f;
+  p = vm::fma(p, a2, 0x1.51ffcep-6f);
+  p = vm::fma(p, a2, -0x1.b8367cp-5f);
+  p = vm::fma(p, a2, 0x1.1106fap-3f);
+  p = vm::fma(p, a2, -0x1.555532p-2f);
+  const float small = vm::fma(a * a2, p, a);
+  // Otherwise tanh(a) = 1 - 2 / (e^2a + 1) (>= 0.55, so the subtraction loses nothing); e^2a
+  // overflows to inf past 44, giving 1.
+  const float large = 1.0f - 2.0f / (vexp(a + a) + 1.0f);
+  return vm::copysign_of(vm::select(a < 0.625f, small, large), x);
+}
+inline double vtanh(double x) { return std::tanh(x); }
+
+inline float verf(float x) {
+  const float a = vm::abs(x);
+  // |x| < 0.921875: erf(a) = a P(a^2), the constant 2/sqrt(pi) as a float hi + lo pair.
+  const float a2 = a * a;
+  float p = 0x1.5e8b66p-14f;
+  p = vm::fma(p, a2, -0x1.aad8b0p-11f);
+  p = vm::fma(p, a2, 0x1.54dc9ep-8f);
+  p = vm::fma(p, a2, -0x1.b8113cp-6f);
+  p = vm::fma(p, a2, 0x1.ce2e34p-4f);
+  p = vm::fma(p, a2, -0x1.812744p-2f);
+  p = vm::fma(p, a2, -0x1.f7ac92p-25f);
+  const float small = vm::fma(a, 0x1.20dd76p+0f, a * p);
+  // Up to 3.9375: erf(a) = 1 - exp(-a^2 + h(a)), h = log(erfc(a)) + a^2 in t = a - 2.4375.
+  // Beyond, erfc(a) < 2^-25 and erf rounds to 1 (the clamp also keeps NaN).
+  const float ac = a > 3.9375f ? 3.9375f : a;
+  const float t = ac - 2.4375f;
+  float h = -0x1.63d9cep-16f;
+  h = vm::fma(h, t, 0x1.35c44ap-14f);
+  h = vm::fma(h, t, -0x1.d877c6p-12f);
+  h = vm::fma(h, t, 0x1.2ecf88p-9f);
+  h = vm::fma(h, t, -0x1.75e0a2p-7f);
+  h = vm::fma(h, t, 0x1.dcbc9ap-5f);
+  h = vm::fma(h, t, -0x1.707592p-2f);
+  h = vm::fma(h, t, -0x1.88d854p+0f);
+  const float large = 1.0f - vexp(vm::fma(-ac, ac, h));
+  return vm::copysign_of(vm::select(a < 0.921875f, small, large), x);
+}
+inline double verf(double x) { return std::erf(x); }
+
+// 1 / (1 + e^-x) = e^x / (1 + e^x): with e = e^-|x| <= 1 nothing overflows, and a very negative x
+// gives the (denormal) e^x rather than 1 / inf. The quotient is corrected once for the rounding
+// of 1 + e and of the division, so the error is essentially that of exp.
+inline float logistic(float x) {
+  const float e = vexp(-vm::abs(x));
+  const float d = 1.0f + e, dl = e - (d - 1.0f);  // d + dl = 1 + e exactly
+  const float num = vm::select(x >= 0.0f, 1.0f, e);
+  const float inv = 1.0f / d;
+  const float q = num * inv;
+  const float r = vm::fma(-q, d, num) - q * dl;  // num - q (1 + e)
+  return vm::fma(r, inv, q);
+}
+
 // XLA's total order for floats: -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN.
 inline int64_t total_key(double d) {
   int64_t i; std::memcpy(&i, &d, 8);

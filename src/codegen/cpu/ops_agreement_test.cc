@@ -180,22 +180,63 @@ TEST_F(OpsAgreementTest, ElementwiseUnaryFloat) {
   ceil = $T[4,33] ceil(x)
   rne = $T[4,33] round-nearest-even(x)
   afz = $T[4,33] round-nearest-afz(x)
-  exp = $T[4,33] exponential(x0)
-  expm1 = $T[4,33] exponential-minus-one(x0)
   log = $T[4,33] log(x)
-  log1p = $T[4,33] log-plus-one(abs)
   sqrt = $T[4,33] sqrt(abs)
   rsqrt = $T[4,33] rsqrt(abs)
   cbrt = $T[4,33] cbrt(x)
-  tanh = $T[4,33] tanh(x)
-  logistic = $T[4,33] logistic(x)
   sin = $T[4,33] sine(x)
   cos = $T[4,33] cosine(x)
   tan = $T[4,33] tan(x0)
-  erf = $T[4,33] erf(x0)
   fin = pred[4,33] is-finite(log)
-)", {"abs", "neg", "sign", "floor", "ceil", "rne", "afz", "exp", "expm1", "log", "log1p", "sqrt",
-     "rsqrt", "cbrt", "tanh", "logistic", "sin", "cos", "tan", "erf", "fin"}));
+)", {"abs", "neg", "sign", "floor", "ceil", "rne", "afz", "sqrt", "rsqrt", "cbrt", "sin", "cos",
+     "tan", "fin"}));
+}
+
+// exp, expm1, log, log1p, tanh, erf and logistic run as mk_cpu_rt.h's own vectorizable float
+// functions (<= 3 ulp, vector_math_test.cc), not libm's: in f32 they agree with the interpreter
+// to a few ulps (normalized error 1e-6), in bf16 a result may round to a neighbouring bf16 (2^-8
+// to 2^-7 relative), twice along the activation chains (softplus, mish, GELU). The inputs reach
+// overflow, underflow and the denormals of exp (x0 * 40).
+TEST_F(OpsAgreementTest, ElementwiseTranscendentalFloat) {
+  ExpectAgreementF32AndBf16(BuildModule("transcendental", "", R"(
+  x0 = $T[4,33] parameter(0)
+  three = $T[] constant(3)
+  b3 = $T[4,33] broadcast(three), dimensions={}
+  x = $T[4,33] multiply(x0, b3)
+  forty = $T[] constant(40)
+  b40 = $T[4,33] broadcast(forty), dimensions={}
+  big = $T[4,33] multiply(x0, b40)
+  abs = $T[4,33] abs(x)
+  exp = $T[4,33] exponential(x0)
+  expbig = $T[4,33] exponential(big)
+  expm1 = $T[4,33] exponential-minus-one(x0)
+  expm1big = $T[4,33] exponential-minus-one(big)
+  log = $T[4,33] log(x)
+  logbig = $T[4,33] log(expbig)
+  log1p = $T[4,33] log-plus-one(abs)
+  log1pneg = $T[4,33] log-plus-one(x0)
+  tanh = $T[4,33] tanh(x)
+  tanhbig = $T[4,33] tanh(big)
+  logistic = $T[4,33] logistic(x)
+  logisticbig = $T[4,33] logistic(big)
+  erf = $T[4,33] erf(x0)
+  erfx = $T[4,33] erf(x)
+  softplus = $T[4,33] log-plus-one(exp)
+  mish_t = $T[4,33] tanh(softplus)
+  mish = $T[4,33] multiply(x0, mish_t)
+  half = $T[] constant(0.5)
+  bhalf = $T[4,33] broadcast(half), dimensions={}
+  rsqrt2 = $T[] constant(0.70710678118654752)
+  brsqrt2 = $T[4,33] broadcast(rsqrt2), dimensions={}
+  xs = $T[4,33] multiply(x, brsqrt2)
+  erfs = $T[4,33] erf(xs)
+  one = $T[] constant(1)
+  bone = $T[4,33] broadcast(one), dimensions={}
+  erf1 = $T[4,33] add(erfs, bone)
+  xhalf = $T[4,33] multiply(x, bhalf)
+  gelu = $T[4,33] multiply(xhalf, erf1)
+)", {"exp", "expbig", "expm1", "expm1big", "log", "logbig", "log1p", "log1pneg", "tanh", "tanhbig",
+     "logistic", "logisticbig", "erf", "erfx", "softplus", "mish", "gelu"}), 1e-6, 0x1p-6);
 }
 
 TEST_F(OpsAgreementTest, ElementwiseBinaryCompareSelectClampFloat) {
@@ -632,15 +673,19 @@ const char* kControlBody = R"(
   map = $T[4] map(v0, lv), dimensions={0}, to_apply=add_fn
 )";
 
+// The while body's tanh and branch2's exp are mk_cpu_rt.h's (a few ulps from libm, see
+// ElementwiseTranscendentalFloat); in bf16 the five tanh iterations may each move a value to a
+// neighbouring bf16.
 TEST_F(OpsAgreementTest, ControlFlowAndMap) {
   ExpectAgreementF32AndBf16(BuildModule("control", kControlComps, kControlBody,
-                                        {"li", "lv", "lm", "if", "sw", "called", "map"}));
+                                        {"li", "lv", "lm", "if", "sw", "called", "map"}),
+                            1e-6, 0x1p-6);
 }
 
 TEST_F(OpsAgreementTest, CallsLowerWithoutInlining) {
   ExpectAgreement(Subst(BuildModule("calls", kControlComps, kControlBody, {"called", "sw"}),
                         "$T", "f32"),
-                  0, 2, /*inline_calls=*/false);
+                  1e-6, 2, /*inline_calls=*/false);
 }
 
 TEST_F(OpsAgreementTest, RandomBits) {

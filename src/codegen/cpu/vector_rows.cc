@@ -85,8 +85,9 @@ bool KeepsRows(const Instruction& inst, const std::vector<int64_t>& rows) {
   }
 }
 
-// Calls the C++ compiler cannot vectorize (or that cost tens of cycles): worth one evaluation
-// per element instead of one per reading pass.
+// Calls that cost tens of cycles (libm calls the C++ compiler cannot vectorize; mk_cpu_rt.h's
+// vectorized exp/log/tanh/erf/... are still a few dozen operations per element): worth one
+// evaluation per element instead of one per reading pass.
 bool IsTranscendental(Opcode op) {
   switch (op) {
     case Opcode::kExp: case Opcode::kExpm1: case Opcode::kLog: case Opcode::kLog1p:
