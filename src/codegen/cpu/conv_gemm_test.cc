@@ -305,7 +305,7 @@ TEST(ConvGemmAnalysisTest, SpaceDeclaresTheGemmParameters) {
       }
       const std::set<std::string> want =
           c.gemm ? std::set<std::string>{"threads", "gemm_blocked", "mr", "nr", "kc", "mc", "nc",
-                                         "unroll_k", "thread_split"}
+                                         "unroll_k", "thread_split", "prefetch_c"}
                  : std::set<std::string>{"threads"};
       EXPECT_EQ(names, want);
     }

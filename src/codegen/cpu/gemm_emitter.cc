@@ -356,7 +356,7 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
     }
   }
   l.work = CeilDiv(g.m, l.mc) * l.groups;
-  l.ukr = GemmMicroKernel(f.module(), l.pairs, p.mr, p.nr, p.unroll_k);
+  l.ukr = GemmMicroKernel(f.module(), l.pairs, p.mr, p.nr, p.unroll_k, p.prefetch_c);
 
   const int64_t kpad_max = l.pairs ? RoundUp(p.kc, 2) : p.kc;
   const int64_t elt = l.pairs ? 2 : 4;

@@ -153,7 +153,7 @@ std::string GemmEmitterTest::cache_dir_;
 // slice), odd blocks split over threads (odd kc: every bf16 slice ends in a padded pair), the
 // largest tile and blocks with threads over the batch, an NR that only the AVX2 micro-kernel has
 // (bf16 packed as f32) with threads over column ranges, and more threads than MR slivers (threads
-// split the NR slivers, some get none).
+// split the NR slivers, some get none), and one without the C-tile prefetch.
 const std::vector<Params>& Schedules() {
   static const std::vector<Params> kSchedules = {
       {},
@@ -165,6 +165,7 @@ const std::vector<Params>& Schedules() {
       {{"mr", 3}, {"nr", 24}, {"kc", 16}, {"mc", 7}, {"nc", 48}, {"unroll_k", 1}, {"threads", 3},
        {"thread_split", 2}},
       {{"mr", 16}, {"nr", 16}, {"kc", 32}, {"threads", 4}, {"thread_split", 0}},
+      {{"mr", 7}, {"nr", 48}, {"kc", 64}, {"prefetch_c", 0}},
   };
   return kSchedules;
 }
@@ -191,7 +192,7 @@ TEST_F(GemmEmitterTest, IllegalParametersAreRejectedByName) {
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   for (const auto& [name, value] : std::vector<std::pair<std::string, int64_t>>{
            {"nr", 12}, {"nr", 72}, {"mr", 0}, {"kc", 0}, {"unroll_k", 99}, {"gemm_blocked", 2},
-           {"thread_split", 3}}) {
+           {"thread_split", 3}, {"prefetch_c", 2}}) {
     auto impl = Emit(**module, {{name, value}});
     ASSERT_FALSE(impl.ok()) << name << "=" << value;
     EXPECT_EQ(impl.status().code(), ErrorCode::kInvalidArgument);
@@ -222,7 +223,7 @@ TEST(GemmParamsTest, SpaceDeclaresEveryParameterAroundItsInitialValue) {
       continue;
     }
     EXPECT_EQ(names, (std::set<std::string>{"threads", "gemm_blocked", "mr", "nr", "kc", "mc", "nc",
-                                            "unroll_k", "thread_split"}))
+                                            "unroll_k", "thread_split", "prefetch_c"}))
         << k.hero->name;
   }
   EXPECT_EQ(dots, 12);

@@ -100,6 +100,19 @@ void EmitWriteBack(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr) {
   }
 }
 
+// Prefetches of the MR×NR C tile's 64-byte lines (f32), issued before the k loop so that they
+// complete under its FMAs.
+void EmitPrefetchC(std::ostream& o, int64_t mr, int64_t nr) {
+  o << "#if defined(__SSE__)\n";
+  for (int64_t i = 0; i < mr; ++i) {
+    for (int64_t j = 0; j < nr; j += 16) {
+      o << "  _mm_prefetch(reinterpret_cast<const char*>(c + " << i << " * ldc + " << j
+        << "), _MM_HINT_T0);\n";
+    }
+  }
+  o << "#endif\n";
+}
+
 // Portable fallback (no SIMD flavour matched the compiler's flags): same contract, plain loops.
 void EmitScalar(std::ostream& o, bool bf16_pairs, int64_t mr, int64_t nr) {
   o << "  float t[" << mr * nr << "] = {};\n";
@@ -125,10 +138,10 @@ void EmitScalar(std::ostream& o, bool bf16_pairs, int64_t mr, int64_t nr) {
 }  // namespace
 
 std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int64_t nr,
-                            int64_t unroll_k) {
+                            int64_t unroll_k, bool prefetch_c) {
   std::string name = std::string("mk_gemm_") + (bf16_pairs ? "bf16" : "f32") + "_" +
                      std::to_string(mr) + "x" + std::to_string(nr) + "_u" +
-                     std::to_string(unroll_k);
+                     std::to_string(unroll_k) + (prefetch_c ? "_pc" : "");
   if (mc.prelude().str().find(" " + name + "(") != std::string::npos) return name;
   EnsureIntrinsics(mc);
   std::ostringstream o;
@@ -139,6 +152,7 @@ std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int6
                    : "kc, const float* __restrict a, const float* __restrict b")
     << ", float* __restrict c, int64_t ldc, bool acc) {\n";
   const Isa avx512{16, "__m512", "_mm512"}, avx2{8, "__m256", "_mm256"};
+  if (prefetch_c) EmitPrefetchC(o, mr, nr);
   if (bf16_pairs) {
     if (nr % 16 == 0) {
       o << "#if defined(__AVX512F__) && defined(__AVX512BF16__)\n";

@@ -17,8 +17,10 @@ namespace mk::codegen::cpu {
 //   void NAME(int64_t kp, const uint16_t* a, const uint16_t* b, float* c, int64_t ldc, bool acc)
 // `a` is an MR-row sliver (k-major: a[k*MR + i], or pairs a[(p*MR + i)*2 + (k&1)]), `b` an
 // NR-column sliver (b[k*NR + j], or b[(p*NR + j)*2 + (k&1)]). The full MR×NR tile is written to
-// c[i*ldc + j]; with `acc` it is added to what c holds.
+// c[i*ldc + j]; with `acc` it is added to what c holds. With `prefetch_c` the tile's cache
+// lines are prefetched before the k loop: over a large C the rows of a tile are far apart and
+// would otherwise miss at the write-back, once per K slice.
 std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int64_t nr,
-                            int64_t unroll_k);
+                            int64_t unroll_k, bool prefetch_c = true);
 
 }  // namespace mk::codegen::cpu

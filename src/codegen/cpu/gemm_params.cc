@@ -136,14 +136,17 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target)
                 k = std::max<int64_t>(1, g.k);
   // A skinny M wastes the padded rows of every sliver: shrink the tile to it.
   p.mr = std::min(p.mr, m);
-  // KC: the B micro-panel (KC×NR) stays in L1 across the MC/MR micro-kernels while A slivers
-  // (MR×KC) stream through; keep both within 3/4 of L1. Balanced over K's blocks.
+  // KC: deep slices, so that the C tile (loaded and stored once per slice) and the call
+  // overhead are a small share of each micro-kernel call: 2 KiB of operand per lane (512 f32,
+  // 1024 bf16), balanced over K's slices. The B sliver (KC×NR) then outgrows L1 and streams
+  // from L2 with the A sliver; that costs less than more passes over C (measured on Zen 5 and
+  // Xeon: KC 512 beat the L1-resident 176 by 10-15% at 1024-4096³, docs/benchmarks/).
   const int64_t elt = g.bf16_pairs ? 2 : 4;
-  int64_t kc = target.l1_bytes * 3 / 4 / ((p.mr + p.nr) * elt);
-  kc = std::max<int64_t>(16, kc / 16 * 16);
+  const int64_t kc = 2048 / elt;
   p.kc = std::min(k, RoundUp(CeilDiv(k, CeilDiv(k, kc)), 8));
-  // MC: the packed A block (MC×KC) in half of L2.
-  int64_t mc = target.l2_bytes / 2 / (p.kc * elt);
+  // MC: the packed A block (MC×KC) in a quarter of L2, leaving the rest to the B sliver and
+  // the C tile streams (half of L2 measured slower).
+  int64_t mc = target.l2_bytes / 4 / (p.kc * elt);
   p.mc = std::max(p.mr, mc / p.mr * p.mr);
   p.mc = std::min(p.mc, RoundUp(m, p.mr));
   // NC: the packed B panel (KC×NC) in a share of L3, capped so the panel stays a few MB.
@@ -152,6 +155,7 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target)
   p.nc = std::max(p.nr, nc / p.nr * p.nr);
   p.nc = std::min(p.nc, RoundUp(n, p.nr));
   p.unroll_k = 4;
+  p.prefetch_c = true;
   int64_t flops = 2 * g.batch * g.m * g.n * g.k;
   p.threads = flops < (int64_t{1} << 20) ? 1 : std::max(1, target.cores);
   p.split = InitialThreadSplit(g, p);
@@ -181,6 +185,9 @@ Result<GemmParams> ResolveGemmParams(const space::Schedule& s, const DotGeometry
   MK_RETURN_IF_ERROR(CheckRange("nc", p.nc, 1, 1 << 20));
   p.unroll_k = s.Get("unroll_k", init.unroll_k);
   MK_RETURN_IF_ERROR(CheckRange("unroll_k", p.unroll_k, 1, 16));
+  int64_t prefetch_c = s.Get("prefetch_c", init.prefetch_c ? 1 : 0);
+  MK_RETURN_IF_ERROR(CheckRange("prefetch_c", prefetch_c, 0, 1));
+  p.prefetch_c = prefetch_c == 1;
   int64_t threads = s.Get("threads", 0);
   MK_RETURN_IF_ERROR(CheckRange("threads", threads, 0, 1024));
   p.threads = threads == 0 ? init.threads : threads;

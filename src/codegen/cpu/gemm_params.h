@@ -53,6 +53,8 @@ struct GemmParams {
   int64_t mr = 6, nr = 16;  // register tile: MR rows × NR columns (NR a multiple of 8)
   int64_t kc = 256, mc = 96, nc = 4096;  // cache blocks (mc a multiple of mr, nc of nr)
   int64_t unroll_k = 4;    // unroll of the micro-kernel's k loop
+  bool prefetch_c = true;  // the micro-kernel prefetches its C tile before the k loop, so the
+                           // write-back does not wait on C rows that left the caches
   int64_t threads = 1;     // OpenMP threads (resolved: >= 1)
   ThreadSplit split = ThreadSplit::kBlocks;
   bool bf16_pairs = false;  // DotGeometry::bf16_pairs and NR a multiple of 16 (zmm = 16 columns)

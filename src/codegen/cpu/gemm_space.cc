@@ -72,6 +72,8 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
                            "columns per packed B panel (NC: the panel in L3; rounded to NR)"));
   s.params.push_back(
       Param("unroll_k", {1, 2, 4, 8}, init.unroll_k, "unroll of the micro-kernel's k loop"));
+  s.params.push_back(Param("prefetch_c", {0, 1}, init.prefetch_c ? 1 : 0,
+                           "1: the micro-kernel prefetches its C tile before the k loop"));
   s.params.push_back(Param("thread_split", {0, 1, 2}, static_cast<int64_t>(init.split),
                            "threads split: 0 row blocks (shared B), 1 the batch, 2 columns"));
   return s;
