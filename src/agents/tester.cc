@@ -231,6 +231,7 @@ Result<TestReport> RunTester(const TestRequest& request, CpuEngine& engine) {
   runtime::ExecuteOptions exec;
   exec.timeout_s = request.timeout_s;
   exec.poison_byte = 0xFF;
+  exec.poison_scratch = true;
   bool stop = false;
   for (uint64_t seed : seeds) {
     SeedResult sr;

@@ -45,6 +45,7 @@ Result<Execution> CpuExecutor::Run(const CompiledLibrary& lib, const codegen::Im
   req.so_path = lib.so_path;
   req.output_buffers = outputs;
   req.poison_byte = options.poison_byte;
+  req.poison_scratch = options.poison_scratch;
   req.warmup = options.warmup;
   req.min_iterations = options.min_iterations;
   req.min_seconds = options.min_seconds;

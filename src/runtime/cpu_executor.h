@@ -17,6 +17,7 @@ struct ExecuteOptions {
   double min_seconds = 0;
   double timeout_s = 120;
   uint8_t poison_byte = 0xFF;  // outputs are filled with this before every run (NaN for floats)
+  bool poison_scratch = false;  // the kernel's temporaries too (0xFF), as they are handed out
   size_t memory_limit_bytes = 0;
 };
 

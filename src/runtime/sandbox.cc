@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -106,6 +107,8 @@ bool ReceiveMessage(int sock, std::string& text, int* fd_out) {
   }
   std::vector<size_t> sizes = req["sizes"];
   std::vector<size_t> outputs = req["outputs"];
+  // Read by the kernel's scratch pool when it first allocates.
+  if (req.value("poison_scratch", false)) setenv("MK_SCRATCH_POISON", "1", 1);
   void* lib = dlopen(req["so_path"].get<std::string>().c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) finish({{"status", "load-failed"}, {"message", std::string("dlopen: ") + dlerror()}});
   auto abi = reinterpret_cast<AbiVersionFn>(dlsym(lib, kAbiVersionSymbol));
@@ -290,6 +293,7 @@ Result<RunOutcome> SandboxRunner::Run(const RunRequest& request, SharedRegion& r
   json req = {{"so_path", request.so_path},
               {"outputs", request.output_buffers},
               {"poison_byte", request.poison_byte},
+              {"poison_scratch", request.poison_scratch},
               {"warmup", request.warmup},
               {"min_iterations", request.min_iterations},
               {"min_seconds", request.min_seconds},

@@ -19,6 +19,9 @@ struct RunRequest {
   std::string so_path;
   std::vector<size_t> output_buffers;  // indices of buffers poisoned before every run
   uint8_t poison_byte = 0xFF;          // 0xFF.. is NaN in every float type
+  // Scratch blocks the kernel takes are filled with 0xFF too (mk_cpu_rt.h's ScratchPool, through
+  // MK_SCRATCH_POISON in the worker): a read of scratch the kernel did not write gives NaN.
+  bool poison_scratch = false;
   int warmup = 0;
   int min_iterations = 1;              // run at least this many timed iterations ...
   double min_seconds = 0;              // ... and until this much time was spent timing

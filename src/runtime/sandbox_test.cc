@@ -123,6 +123,28 @@ TEST_F(SandboxTest, KernelThatWritesNothingLeavesPoison) {
   for (float v : out) EXPECT_TRUE(std::isnan(v));
 }
 
+// The tester asks for poisoned scratch: the worker tells the kernel's scratch pool through
+// MK_SCRATCH_POISON, for that run only (the next worker, forked from the server, has it unset).
+TEST_F(SandboxTest, PoisonScratchReachesTheKernelForThatRunOnly) {
+  const std::string so = Build(
+      "const char* e = std::getenv(\"MK_SCRATCH_POISON\");\n"
+      "  for (int i = 0; i < 4; ++i) out[i] = (e && e[0] == '1') ? 1.0f : 0.0f;");
+  for (bool poison : {true, false, true}) {
+    auto region = SharedRegion::Create({16, 16, 16});
+    ASSERT_TRUE(region.ok());
+    RunRequest req;
+    req.so_path = so;
+    req.output_buffers = {2};
+    req.poison_scratch = poison;
+    auto outcome = runner_.Run(req, *region);
+    ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+    ASSERT_EQ(outcome->status, RunStatus::kOk) << outcome->message;
+    float out[4];
+    std::memcpy(out, region->buffer(2), 16);
+    EXPECT_EQ(out[0], poison ? 1.0f : 0.0f) << "poison_scratch=" << poison;
+  }
+}
+
 TEST_F(SandboxTest, MissingSymbolIsALoadFailure) {
   auto lib = compiler_->Compile("extern \"C\" int mk_abi_version() { return 1; }\n");
   ASSERT_TRUE(lib.ok());

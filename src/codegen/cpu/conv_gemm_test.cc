@@ -190,7 +190,7 @@ class ConvGemmTest : public ::testing::Test {
     ASSERT_TRUE(want.ok()) << want.status().ToString();
     auto bound = interp::Evaluate(**module, abs_args);
     ASSERT_TRUE(bound.ok()) << bound.status().ToString();
-    auto got = exec.Run(*lib, *impl, args);
+    auto got = exec.Run(*lib, *impl, args, runtime::ExecuteOptions{.poison_scratch = true});
     ASSERT_TRUE(got.ok()) << got.status().ToString();
     ASSERT_TRUE(got->outcome.ok()) << got->outcome.message;
     ASSERT_EQ(got->outputs.size(), 1u);

@@ -125,7 +125,7 @@ class GemmEmitterTest : public ::testing::Test {
     // The epilogues (bias add, relu) only grow this bound, so it stays a valid one.
     auto bound = interp::Evaluate(**module, abs_args);
     ASSERT_TRUE(bound.ok()) << bound.status().ToString();
-    auto got = exec.Run(*lib, *impl, args);
+    auto got = exec.Run(*lib, *impl, args, runtime::ExecuteOptions{.poison_scratch = true});
     ASSERT_TRUE(got.ok()) << got.status().ToString();
     ASSERT_TRUE(got->outcome.ok()) << got->outcome.message;
     std::vector<hlo::Literal> w = want->elements(), bd = bound->elements();

@@ -22,7 +22,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <type_traits>
+#include <vector>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -546,10 +548,94 @@ inline size_t thread_slots(int pinned) {
 }
 
 // ---- scratch memory ---------------------------------------------------------------------------
+// Kernels take their temporaries per call. Freshly allocated big blocks are mmapped, faulted in
+// page by page and unmapped again on every call (a third of a call for a module with a 65 MB
+// temporary), so freed blocks are pooled for the next call, as XLA keeps its temp buffers. The
+// pool holds at most MK_SCRATCH_CACHE_MB (default 1024) MiB of free blocks; 0 disables it.
+// MK_SCRATCH_POISON=1 fills every block handed out with 0xFF bytes (NaN as float), so a kernel
+// that reads scratch it did not write shows up in testing instead of reading stale values.
+class ScratchPool {
+ public:
+  // The process's pool, configured from the environment.
+  static ScratchPool& get() {
+    static ScratchPool* pool = [] {  // never destroyed: kernels may run at exit
+      const char* mb = std::getenv("MK_SCRATCH_CACHE_MB");
+      const char* poison = std::getenv("MK_SCRATCH_POISON");
+      return new ScratchPool((mb ? std::strtoull(mb, nullptr, 10) : 1024ull) << 20,
+                             poison && poison[0] == '1');
+    }();
+    return *pool;
+  }
+
+  ScratchPool(size_t limit_bytes, bool poison) : limit_(limit_bytes), poison_(poison) {}
+  ScratchPool(const ScratchPool&) = delete;
+  ScratchPool& operator=(const ScratchPool&) = delete;
+  ~ScratchPool() {
+    for (const Block& b : free_) std::free(b.p);
+  }
+
+  // Free bytes held for reuse.
+  size_t held() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return held_;
+  }
+
+  void* acquire(size_t bytes, size_t* cap) {
+    void* p = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      // Smallest free block that fits and is not more than twice as big.
+      size_t best = free_.size();
+      for (size_t i = 0; i < free_.size(); ++i) {
+        if (free_[i].cap >= bytes && free_[i].cap / 2 <= bytes &&
+            (best == free_.size() || free_[i].cap < free_[best].cap)) {
+          best = i;
+        }
+      }
+      if (best != free_.size()) {
+        p = free_[best].p;
+        *cap = free_[best].cap;
+        held_ -= *cap;
+        free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
+      }
+    }
+    if (!p) {
+      *cap = (bytes + 63) / 64 * 64 + 64;
+      p = std::aligned_alloc(64, *cap);
+    }
+    if (p && poison_) std::memset(p, 0xFF, bytes);
+    return p;
+  }
+
+  void release(void* p, size_t cap) {
+    if (!p) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back({p, cap});
+    held_ += cap;
+    // Over the cap: free the oldest blocks first.
+    while (held_ > limit_ && !free_.empty()) {
+      held_ -= free_.front().cap;
+      std::free(free_.front().p);
+      free_.erase(free_.begin());
+    }
+  }
+
+ private:
+  struct Block {
+    void* p;
+    size_t cap;
+  };
+  std::mutex mu_;
+  std::vector<Block> free_;
+  size_t held_ = 0, limit_ = 0;
+  bool poison_ = false;
+};
+
 struct Scratch {
   void* p = nullptr;
-  explicit Scratch(size_t bytes) { p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64); }
-  ~Scratch() { std::free(p); }
+  size_t cap = 0;
+  explicit Scratch(size_t bytes) { p = ScratchPool::get().acquire(bytes, &cap); }
+  ~Scratch() { ScratchPool::get().release(p, cap); }
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
 };

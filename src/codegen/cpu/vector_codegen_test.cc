@@ -74,7 +74,7 @@ class VectorCodegenTest : public ::testing::Test {
       std::vector<hlo::Literal> want;
       if (expected->shape().is_tuple()) want = expected->elements();
       else want.push_back(*expected);
-      auto got = exec.Run(*lib, *impl, args);
+      auto got = exec.Run(*lib, *impl, args, runtime::ExecuteOptions{.poison_scratch = true});
       ASSERT_TRUE(got.ok()) << got.status().ToString();
       ASSERT_TRUE(got->outcome.ok()) << got->outcome.message;
       ASSERT_EQ(got->outputs.size(), want.size());
