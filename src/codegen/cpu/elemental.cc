@@ -327,6 +327,11 @@ Result<std::string> ElementalBody(FunctionEmitter& f, const Instruction& inst) {
         return CannotLower(inst, "reshape/bitcast that changes the element count or type");
       }
       if (ops[0]->shape.dims() == inst.shape.dims()) return Ret(SameIndex(f, ops[0]));
+      // Row-major reshapes keep the linear order: load the operand's array at our linear index.
+      if (const std::string* p = f.DensePointer(f.Fn(ops[0]))) {
+        return Ret(LoadExpr(out_t, *p + "[" + LinearIndexExpr(IndexVars(rank), inst.shape.dims()) +
+                                       "]"));
+      }
       return Ret(CallExpr(f.Fn(ops[0]), ReshapeArgs(ops[0]->shape.dims(), inst.shape.dims())));
     }
     case Opcode::kSlice: {

@@ -250,6 +250,7 @@ Status FunctionEmitter::DefineLambda(const std::string& name, const hlo::Shape& 
 Status FunctionEmitter::DefineLoadLambda(const std::string& name, const hlo::Shape& shape,
                                          const std::string& ptr) {
   std::string lin = LinearIndexExpr(IndexVars(shape.rank()), shape.dims());
+  dense_loads_[name] = ptr;
   return DefineLambda(name, shape, "return " + LoadExpr(shape.dtype(), ptr + "[" + lin + "]") + ";");
 }
 
@@ -365,6 +366,11 @@ Status FunctionEmitter::EmitInstruction(const Instruction* inst) {
       MK_RETURN_IF_ERROR(EmitRowCached(inst, name, body));
     } else {
       MK_RETURN_IF_ERROR(DefineLambda(name, inst->shape, body));
+      // A reshape of a dense load is a dense load of the same array (elemental.cc).
+      const bool reshape = inst->opcode == Opcode::kReshape || inst->opcode == Opcode::kBitcast;
+      if (reshape && !inst->operands.empty() && HasValue(inst->operands[0])) {
+        if (const std::string* p = DensePointer(Fn(inst->operands[0]))) dense_loads_[name] = *p;
+      }
     }
     SetFn(inst, name);
   } else {

@@ -99,6 +99,14 @@ class FunctionEmitter {
   Status DefineLambda(const std::string& name, const hlo::Shape& shape, const std::string& body);
   // Defines the lambda of an array stored at typed pointer `ptr` (row-major, `shape`).
   Status DefineLoadLambda(const std::string& name, const hlo::Shape& shape, const std::string& ptr);
+  // The typed pointer behind lambda `fn` when it loads a dense row-major array (a
+  // DefineLoadLambda, or a reshape of one), else null. A reshape of such a value loads by the
+  // linear index instead of re-deriving the operand's multi-index with a div/mod per dim, which
+  // kept the loops reading it from vectorizing.
+  const std::string* DensePointer(const std::string& fn) const {
+    auto it = dense_loads_.find(fn);
+    return it == dense_loads_.end() ? nullptr : &it->second;
+  }
   // Emits a loop nest over `shape` storing `fn`'s values into typed pointer `ptr`.
   Status EmitMaterializeLoop(const hlo::Shape& shape, const std::string& fn,
                              const std::string& ptr);
@@ -122,6 +130,7 @@ class FunctionEmitter {
   std::ostringstream out_;
   std::map<const hlo::Instruction*, std::vector<std::string>> fns_;
   std::map<const hlo::Instruction*, std::vector<std::string>> output_ptrs_;
+  std::map<std::string, std::string> dense_loads_;  // lambda name -> typed pointer
   int counter_ = 0;
   // Computes `inst` (row-cached under row fusion) into a per-thread row buffer inside the row
   // loop; its lambda `name` loads from there.
