@@ -12,6 +12,9 @@ namespace {
 int64_t RoundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// KC of the AMX tile (bf16 elements): measured on the Xeon, docs/benchmarks/.
+constexpr int64_t kAmxKc = 512;
+
 bool IsGemmFloat(DType t) { return t == DType::kF32 || t == DType::kBF16 || t == DType::kF16; }
 
 // f32 lanes of the widest vector the generated micro-kernel uses (AVX-512: 16, AVX2: 8); NR is a
@@ -116,10 +119,26 @@ ThreadSplit InitialThreadSplit(const DotGeometry& g, const GemmParams& p) {
   return ThreadSplit::kBlocks;
 }
 
+bool AmxAvailable(const target::Target& target) {
+  return target.Has("amx_tile") && target.Has("amx_bf16");
+}
+
+bool InitialAmx(const DotGeometry& g, const target::Target& target) {
+  // Below 16 rows or columns most of every tile is padding and the vdpbf16ps tile, which
+  // shrinks MR to M, wastes less; below one tile step of K likewise (measured: see
+  // docs/benchmarks/).
+  return g.bf16_pairs && AmxAvailable(target) && g.m >= 16 && g.n >= 16 && g.k >= 32;
+}
+
 GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target) {
+  return InitialGemmParams(g, target, InitialAmx(g, target));
+}
+
+GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target, bool amx) {
   GemmParams p;
   p.blocked = g.blockable;
   p.bf16_pairs = g.bf16_pairs;
+  p.amx = amx && g.bf16_pairs && AmxAvailable(target);
   // Register tile: MR×NR accumulators + NR/W vectors of B + one broadcast of A must fit the
   // register file; loads per FMA ((MR + NR/W) / (MR·NR/W)) must stay well under the 1 load :
   // 1 FMA port balance; among those, the most accumulators (hides FMA latency, best reuse).
@@ -142,16 +161,25 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target)
   // from L2 with the A sliver; that costs less than more passes over C (measured on Zen 5 and
   // Xeon: KC 512 beat the L1-resident 176 by 10-15% at 1024-4096³, docs/benchmarks/).
   const int64_t elt = g.bf16_pairs ? 2 : 4;
-  const int64_t kc = 2048 / elt;
-  p.kc = std::min(k, RoundUp(CeilDiv(k, CeilDiv(k, kc)), 8));
+  int64_t kc = 2048 / elt, kstep = 8;
+  if (p.amx) {
+    // The tile is the hardware's. KC: whole tile steps; the 32×KC B sliver stays in L1 while
+    // the A slivers stream past it from L2 (tdpbf16ps eats 2 KiB of operands per 16×16×32 step,
+    // L1's rate, not L2's).
+    p.mr = kAmxMr;
+    p.nr = kAmxNr;
+    kc = kAmxKc;
+    kstep = kAmxKStep;
+  }
+  p.kc = std::min(k, RoundUp(CeilDiv(k, CeilDiv(k, kc)), kstep));
   // MC: the packed A block (MC×KC) in a quarter of L2, leaving the rest to the B sliver and
   // the C tile streams (half of L2 measured slower).
-  int64_t mc = target.l2_bytes / 4 / (p.kc * elt);
+  int64_t mc = target.l2_bytes / 4 / (RoundUp(p.kc, kstep) * elt);
   p.mc = std::max(p.mr, mc / p.mr * p.mr);
   p.mc = std::min(p.mc, RoundUp(m, p.mr));
   // NC: the packed B panel (KC×NC) in a share of L3, capped so the panel stays a few MB.
   int64_t l3_share = std::min<int64_t>(target.l3_bytes / std::max(1, target.cores), 16 << 20);
-  int64_t nc = std::min<int64_t>(4096, l3_share / 2 / (p.kc * elt));
+  int64_t nc = std::min<int64_t>(4096, l3_share / 2 / (RoundUp(p.kc, kstep) * elt));
   p.nc = std::max(p.nr, nc / p.nr * p.nr);
   p.nc = std::min(p.nc, RoundUp(n, p.nr));
   p.unroll_k = 4;
@@ -164,14 +192,24 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target)
 
 Result<GemmParams> ResolveGemmParams(const space::Schedule& s, const DotGeometry& g,
                                      const target::Target& target) {
-  const GemmParams init = InitialGemmParams(g, target);
   GemmParams p;
+  int64_t amx = s.Get("amx", InitialAmx(g, target) ? 1 : 0);
+  MK_RETURN_IF_ERROR(CheckRange("amx", amx, 0, 1));
+  if (amx == 1 && !AmxAvailable(target)) {
+    return InvalidArgument("gemm parameter amx=1 needs Intel AMX (amx_tile and amx_bf16), which "
+                           "target '" + target.name + "' lacks");
+  }
+  p.amx = amx == 1 && g.bf16_pairs;
+  // Missing parameters take the model's value for this AMX choice; mr, nr and unroll_k that of
+  // the register tile, which is what they mean (the AMX tile ignores them).
+  const GemmParams init = InitialGemmParams(g, target, p.amx);
+  const GemmParams reg = p.amx ? InitialGemmParams(g, target, false) : init;
   int64_t blocked = s.Get("gemm_blocked", init.blocked ? 1 : 0);
   MK_RETURN_IF_ERROR(CheckRange("gemm_blocked", blocked, 0, 1));
   p.blocked = blocked == 1 && g.blockable;
-  p.mr = s.Get("mr", init.mr);
+  p.mr = s.Get("mr", reg.mr);
   MK_RETURN_IF_ERROR(CheckRange("mr", p.mr, 1, 16));
-  p.nr = s.Get("nr", init.nr);
+  p.nr = s.Get("nr", reg.nr);
   MK_RETURN_IF_ERROR(CheckRange("nr", p.nr, 8, 64));
   if (p.nr % 8 != 0) {
     return InvalidArgument("gemm parameter nr=" + std::to_string(p.nr) +
@@ -183,11 +221,17 @@ Result<GemmParams> ResolveGemmParams(const space::Schedule& s, const DotGeometry
   MK_RETURN_IF_ERROR(CheckRange("mc", p.mc, 1, 1 << 20));
   p.nc = s.Get("nc", init.nc);
   MK_RETURN_IF_ERROR(CheckRange("nc", p.nc, 1, 1 << 20));
-  p.unroll_k = s.Get("unroll_k", init.unroll_k);
+  p.unroll_k = s.Get("unroll_k", reg.unroll_k);
   MK_RETURN_IF_ERROR(CheckRange("unroll_k", p.unroll_k, 1, 16));
   int64_t prefetch_c = s.Get("prefetch_c", init.prefetch_c ? 1 : 0);
   MK_RETURN_IF_ERROR(CheckRange("prefetch_c", prefetch_c, 0, 1));
   p.prefetch_c = prefetch_c == 1;
+  if (p.amx) {
+    // The hardware's tile; K slices in whole tile steps.
+    p.mr = kAmxMr;
+    p.nr = kAmxNr;
+    p.kc = RoundUp(p.kc, kAmxKStep);
+  }
   int64_t threads = s.Get("threads", 0);
   MK_RETURN_IF_ERROR(CheckRange("threads", threads, 0, 1024));
   p.threads = threads == 0 ? init.threads : threads;
