@@ -121,11 +121,12 @@ void EmitVectorBody(std::ostream& o) {
   o << "    }\n";
   for (int i = 0; i < kRows; ++i) {
     for (int v = 0; v < 2; ++v) {
-      const std::string addr = "cr + " + std::to_string(i) + " * ldc + " + std::to_string(16 * v);
-      const std::string acc = "c" + std::to_string(i) + "_" + std::to_string(v);
-      o << "    if (acc) " << acc << " = _mm512_add_ps(" << acc << ", _mm512_loadu_ps(" << addr
-        << "));\n"
-        << "    _mm512_storeu_ps(" << addr << ", " << acc << ");\n";
+      std::ostringstream addr, acc;
+      addr << "cr + " << i << " * ldc + " << 16 * v;
+      acc << "c" << i << "_" << v;
+      o << "    if (acc) " << acc.str() << " = _mm512_add_ps(" << acc.str() << ", _mm512_loadu_ps("
+        << addr.str() << "));\n"
+        << "    _mm512_storeu_ps(" << addr.str() << ", " << acc.str() << ");\n";
     }
   }
   o << "  }\n";

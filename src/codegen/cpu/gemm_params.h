@@ -70,8 +70,8 @@ constexpr int64_t kAmxMr = 32, kAmxNr = 32, kAmxKStep = 32;
 // The target has the AMX tile and bf16 instructions (amx_tile, amx_bf16).
 bool AmxAvailable(const target::Target& target);
 
-// Whether the model runs `g` on AMX tiles (a bf16-pair GEMM, AMX available, big enough that the
-// 32×32 tile is not mostly padding).
+// Whether the model runs `g` on AMX tiles (a bf16-pair GEMM, AMX available, K deep enough that
+// the 32-deep tile step is not mostly padding).
 bool InitialAmx(const DotGeometry& g, const target::Target& target);
 
 // The analytical choice for `g` on `target` (threads: all cores for big dots, 1 for tiny ones),
