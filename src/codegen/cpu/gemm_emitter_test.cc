@@ -397,6 +397,17 @@ TEST(GemmParamsTest, AmxParameterIsValidatedAndFixesTheTile) {
   ASSERT_TRUE(gm.ok()) << gm.status().ToString();
   EXPECT_FALSE(InitialAmx(*gm, amx));
 
+  // Threads on tiles share one packed B panel (row blocks) once M spans 8 tiles per thread,
+  // rather than each packing all of A for a column range.
+  DotGeometry square = *g;
+  square.batch = 1;
+  square.m = square.n = square.k = 512;
+  GemmParams tiles = InitialGemmParams(square, amx, true);
+  tiles.threads = 2;
+  EXPECT_EQ(InitialThreadSplit(square, tiles), ThreadSplit::kBlocks);
+  square.m = 256;
+  EXPECT_EQ(InitialThreadSplit(square, tiles), ThreadSplit::kColumns);
+
   // An f32 dot: amx=1 is legal on the AMX target and changes nothing.
   const hlo::Instruction* plain = find(**mod_plain, "plain");
   ASSERT_NE(plain, nullptr);
