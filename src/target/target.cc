@@ -46,7 +46,7 @@ Target HostCpu() {
   std::istringstream flags(CpuInfoField("flags"));
   std::vector<std::string> all{std::istream_iterator<std::string>(flags), {}};
   for (const char* f : {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq",
-                        "avx512_bf16", "avx512_fp16", "f16c"}) {
+                        "avx512_bf16", "avx512_fp16", "f16c", "amx_tile", "amx_bf16"}) {
     if (std::find(all.begin(), all.end(), f) != all.end()) t.isa.push_back(f);
   }
   t.cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));

@@ -16,7 +16,8 @@ struct Target {
   std::string name;  // "cpu", "tpu-v5e", "cuda-sm90"
   TargetKind kind = TargetKind::kCpu;
   std::string model;              // "AMD EPYC 9B45", "TPU v5e", "H200"
-  std::vector<std::string> isa;   // cpu: avx2, fma, avx512f, avx512bw, avx512vl, avx512_bf16
+  // cpu: avx2, fma, avx512f, avx512bw, avx512vl, avx512_bf16, amx_tile, amx_bf16 (Intel tiles)
+  std::vector<std::string> isa;
   int cores = 1;                  // cpu cores / TPU TensorCores / GPU SMs
   int vector_bytes = 32;          // widest SIMD register the code may use
   int vector_registers = 16;      // architectural SIMD registers (AVX-512: 32, AVX2: 16)

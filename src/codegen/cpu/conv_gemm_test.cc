@@ -3,8 +3,8 @@
 // feature groups, 1-D/2-D/3-D, batch > 1, both supported output layouts, operand layouts whose
 // gather streams and ones whose does not, f32/bf16 operands and results, under schedules from the
 // analytical one to tiny blocks (edge tiles everywhere, several K slices, odd KC: padded bf16
-// pairs) and both thread settings, plus convolutions the GEMM path does not take (generic loop
-// nest). Outputs are poisoned before each run (the executor's harness), so an element the
+// pairs) and both thread settings, bf16 convolutions on AMX tiles where the machine has them,
+// plus convolutions the GEMM path does not take (generic loop nest). Outputs are poisoned before each run (the executor's harness), so an element the
 // kernel never writes fails. Sums are reordered, so each element is compared within a tolerance
 // relative to sum |x||w|, which the interpreter computes on the absolute values of the inputs.
 #include <gtest/gtest.h>
@@ -114,6 +114,21 @@ const std::vector<ConvCase>& Cases() {
   w = bf16[4,3,4] parameter(1)
   ROOT c = bf16[3,6,3] convolution(x, w), window={size=4 stride=2 pad=1_2}, dim_labels=b0f_0oi->b0f)",
        true},
+      {"bf16_amx_tiles", R"(
+  x = bf16[2,24,9,8] parameter(0)
+  w = bf16[40,24,3,3] parameter(1)
+  ROOT c = bf16[2,40,9,8] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01)",
+       true},
+      {"bf16_amx_features_last", R"(
+  x = bf16[2,7,9,20] parameter(0)
+  w = bf16[3,2,20,36] parameter(1)
+  ROOT c = f32[2,7,8,36] convolution(x, w), window={size=3x2 pad=1_1x0_0}, dim_labels=b01f_01io->b01f)",
+       true},
+      {"bf16_amx_nchw_in_features_last_out", R"(
+  x = bf16[2,20,7,9] parameter(0)
+  w = bf16[36,20,3,2] parameter(1)
+  ROOT c = bf16[2,7,8,36] convolution(x, w), window={size=3x2 pad=1_1x0_0}, dim_labels=bf01_oi01->b01f)",
+       true},
       {"input_features_minor", R"(
   x = f32[2,7,6,4] parameter(0)
   w = f32[5,4,2,3] parameter(1)
@@ -214,16 +229,31 @@ std::string ConvGemmTest::cache_dir_;
 
 // The analytical schedule; tiny blocks on one thread (every tile an edge, odd KC: several K
 // slices and bf16 slices ending in a padded pair); odd blocks over two threads sharing the B
-// panel; column ranges; the batch; and the generic loop nest.
+// panel; column ranges; the batch; and the generic loop nest. Those that shape the register tile
+// keep bf16 on it (amx=0); AmxSchedules() covers the tiles.
 const std::vector<Params>& Schedules() {
   static const std::vector<Params> kSchedules = {
       {},
-      {{"mr", 3}, {"nr", 16}, {"kc", 7}, {"mc", 6}, {"nc", 32}, {"threads", 1}},
+      {{"mr", 3}, {"nr", 16}, {"kc", 7}, {"mc", 6}, {"nc", 32}, {"threads", 1}, {"amx", 0}},
       {{"mr", 5}, {"nr", 32}, {"kc", 16}, {"mc", 10}, {"nc", 64}, {"threads", 2},
-       {"thread_split", 0}},
-      {{"mr", 4}, {"nr", 16}, {"kc", 32}, {"threads", 2}, {"thread_split", 2}},
-      {{"kc", 9}, {"threads", 2}, {"thread_split", 1}},
+       {"thread_split", 0}, {"amx", 0}},
+      {{"mr", 4}, {"nr", 16}, {"kc", 32}, {"threads", 2}, {"thread_split", 2}, {"amx", 0}},
+      {{"kc", 9}, {"threads", 2}, {"thread_split", 1}, {"amx", 0}},
       {{"gemm_blocked", 0}},
+  };
+  return kSchedules;
+}
+
+// AMX tiles: the model's blocks; one tile step per K slice and one tile per block on one thread
+// (every K slice padded, several slices); row blocks over two threads sharing the B panel; column
+// ranges with kc rounded up from 9; the batch.
+const std::vector<Params>& AmxSchedules() {
+  static const std::vector<Params> kSchedules = {
+      {{"amx", 1}},
+      {{"amx", 1}, {"kc", 32}, {"mc", 32}, {"nc", 32}, {"threads", 1}},
+      {{"amx", 1}, {"kc", 64}, {"mc", 64}, {"nc", 64}, {"threads", 2}, {"thread_split", 0}},
+      {{"amx", 1}, {"kc", 9}, {"threads", 2}, {"thread_split", 2}},
+      {{"amx", 1}, {"threads", 2}, {"thread_split", 1}},
   };
   return kSchedules;
 }
@@ -232,6 +262,18 @@ TEST_F(ConvGemmTest, EveryConvolutionAgreesUnderEverySchedule) {
   for (size_t s = 0; s < Schedules().size(); ++s) {
     SCOPED_TRACE("schedule " + std::to_string(s));
     for (const ConvCase& c : Cases()) ExpectAgreement(c, Schedules()[s], 11 + static_cast<uint32_t>(s));
+  }
+}
+
+// bf16 convolutions on AMX tiles (amx=1: A = the kernel or the gathered input, packed in rows).
+TEST_F(ConvGemmTest, Bf16ConvolutionsAgreeOnAmxTiles) {
+  if (!AmxAvailable(target::HostCpu())) GTEST_SKIP() << "this CPU has no AMX (amx_tile, amx_bf16)";
+  for (size_t s = 0; s < AmxSchedules().size(); ++s) {
+    SCOPED_TRACE("amx schedule " + std::to_string(s));
+    for (const ConvCase& c : Cases()) {
+      if (!c.gemm || std::string(c.hlo).find("x = bf16") == std::string::npos) continue;
+      ExpectAgreement(c, AmxSchedules()[s], 31 + static_cast<uint32_t>(s));
+    }
   }
 }
 
@@ -303,10 +345,14 @@ TEST(ConvGemmAnalysisTest, SpaceDeclaresTheGemmParameters) {
         names.insert(p.name);
         EXPECT_NE(std::find(p.values.begin(), p.values.end(), p.initial), p.values.end()) << p.name;
       }
-      const std::set<std::string> want =
+      std::set<std::string> want =
           c.gemm ? std::set<std::string>{"threads", "gemm_blocked", "mr", "nr", "kc", "mc", "nc",
                                          "unroll_k", "thread_split", "prefetch_c"}
                  : std::set<std::string>{"threads"};
+      // AMX tiles: bf16 input and kernel (bf16 pairs), where the machine has them.
+      auto cg = AnalyzeConv(*k.hero, target);
+      ASSERT_TRUE(cg.ok()) << cg.status().ToString();
+      if (c.gemm && cg->g.bf16_pairs && AmxAvailable(target)) want.insert("amx");
       EXPECT_EQ(names, want);
     }
     EXPECT_EQ(convs, 1);

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "codegen/cpu/cpu_types.h"
+#include "codegen/cpu/gemm_amx.h"
 #include "codegen/cpu/gemm_microkernel.h"
 
 namespace mk::codegen::cpu {
@@ -61,7 +62,8 @@ bool Contains(const std::vector<int64_t>& v, int64_t x) {
 
 // Everything the text generation needs, decided once.
 struct Layout {
-  bool pairs = false;  // bf16-pair panels
+  bool pairs = false;  // bf16 panels: B in pairs, A in pairs or (amx) in rows
+  bool amx = false;    // the AMX micro-kernel (gemm_amx.h): A in rows, K slices padded to 32
   std::string pt;      // packed element type
   int64_t mc = 0;      // MC after the thread split
   int64_t groups = 1;  // NR-sliver groups per MC block (threads share a skinny M)
@@ -90,8 +92,9 @@ std::string PackedElement(const Layout& l, const PackElement& e) {
 }
 
 // One side of the GEMM: an A sliver has MR lanes (rows, over M), a B sliver NR lanes (columns,
-// over N). Both are packed k-major: element (k, lane) at dst[k*W + lane], or with bf16 pairs at
-// dst[(k & ~1)*W + 2*lane + (k & 1)].
+// over N). Packed k-major: element (k, lane) at dst[k*W + lane], or with bf16 pairs at
+// dst[(k & ~1)*W + 2*lane + (k & 1)]; or lane-major (the AMX A sliver): at dst[lane*kpad + k].
+// The packing writes k < gm_kc; a K slice padded past it (gm_kpad) is zeroed by EmitKTail.
 struct Sliver {
   const PackSource* source;
   const std::vector<int64_t>* lane_sizes;  // sizes of the lane index space (M or N dims)
@@ -99,14 +102,28 @@ struct Sliver {
   int64_t width;      // W: MR or NR
   std::string valid;  // lanes holding data; the rest are zero
   std::string first;  // linear lane index of lane 0
+  bool pairs = false;       // bf16 pairs (k-major)
+  bool lane_major = false;  // each lane's k slice contiguous
 };
 
-// A LaneStore into row pointer `row` for the pair half `half` (0: even k, 1: odd k; -1: no pairs).
-LaneStore RowStore(const Layout& l, const std::string& row, int half) {
-  return [&l, row, half](const std::string& lane, const std::string& value) {
+// The start of k row `k` (the row pointer the lane slots below index).
+std::string RowStart(const Sliver& s, const std::string& k) {
+  if (s.lane_major) return "gm_dst + " + k;
+  return "gm_dst + " + k + " * " + S(s.width);
+}
+
+// The offset of lane `lane` from its k row's start, for pair half `half` (0: even k, 1: odd k).
+std::string LaneSlot(const Sliver& s, const std::string& lane, int half) {
+  if (s.lane_major) return "(" + lane + ") * gm_kpad";
+  if (s.pairs) return "2 * (" + lane + ") + " + S(half);
+  return lane;
+}
+
+// A LaneStore into row pointer `row` for the pair half `half` (0 without pairs).
+LaneStore RowStore(const Layout& l, const Sliver& s, const std::string& row, int half) {
+  return [&l, &s, row, half](const std::string& lane, const std::string& value) {
     const std::string v = value == "0" ? "0" : PackValue(l, value);
-    if (half < 0) return row + "[" + lane + "] = " + v + ";";
-    return row + "[2 * (" + lane + ") + " + S(half) + "] = " + v + ";";
+    return row + "[" + LaneSlot(s, lane, half) + "] = " + v + ";";
   };
 }
 
@@ -114,14 +131,14 @@ LaneStore RowStore(const Layout& l, const std::string& row, int half) {
 // even and odd k of the pair one after the other (the odd one 0 past the end of the slice).
 void EmitSourceRows(std::ostream& o, const Layout& l, const Sliver& s, const IndexExprs& bidx,
                     const IndexExprs& kx, const IndexExprs& ky, const std::string& in) {
-  if (!l.pairs) {
-    s.source->row(o, in, bidx, s.first, s.valid, kx, RowStore(l, "gm_row", -1));
+  if (!s.pairs) {
+    s.source->row(o, in, bidx, s.first, s.valid, kx, RowStore(l, s, "gm_row", 0));
     return;
   }
   o << in << "{\n";
-  s.source->row(o, in + "  ", bidx, s.first, s.valid, kx, RowStore(l, "gm_row", 0));
+  s.source->row(o, in + "  ", bidx, s.first, s.valid, kx, RowStore(l, s, "gm_row", 0));
   o << in << "}\n" << in << "if (gm_two) {\n";
-  s.source->row(o, in + "  ", bidx, s.first, s.valid, ky, RowStore(l, "gm_row", 1));
+  s.source->row(o, in + "  ", bidx, s.first, s.valid, ky, RowStore(l, s, "gm_row", 1));
   o << in << "} else {\n"
     << in << "  for (int64_t gm_l = 0; gm_l < " << s.valid << "; ++gm_l) gm_row[2 * gm_l + 1] = 0;\n"
     << in << "}\n";
@@ -132,14 +149,32 @@ void EmitSourceRows(std::ostream& o, const Layout& l, const Sliver& s, const Ind
 void EmitSourceColumn(std::ostream& o, const Layout& l, const Sliver& s, const IndexExprs& bidx,
                       const IndexExprs& fx, const std::string& in) {
   const std::string w = S(s.width);
-  LaneStore store = [&l, w](const std::string& kk, const std::string& value) {
+  LaneStore store = [&l, &s, w](const std::string& kk, const std::string& value) {
     const std::string v = value == "0" ? "0" : PackValue(l, value);
-    if (!l.pairs) return "gm_dst[(" + kk + ") * " + w + " + gm_l] = " + v + ";";
+    if (s.lane_major) return "gm_dst[gm_l * gm_kpad + (" + kk + ")] = " + v + ";";
+    if (!s.pairs) return "gm_dst[(" + kk + ") * " + w + " + gm_l] = " + v + ";";
     return "gm_dst[((" + kk + ") & ~int64_t{1}) * " + w + " + 2 * gm_l + ((" + kk + ") & 1)] = " +
            v + ";";
   };
   s.source->column(o, in, bidx, fx, "gm_pc", "gm_kc", store);
-  if (l.pairs) o << in << "if (gm_kc & 1) gm_dst[(gm_kc - 1) * " << w << " + 2 * gm_l + 1] = 0;\n";
+  if (s.pairs) o << in << "if (gm_kc & 1) gm_dst[(gm_kc - 1) * " << w << " + 2 * gm_l + 1] = 0;\n";
+}
+
+// Zeroes the K slice's padding past gm_kc up to gm_kpad (AMX: whole 32-deep tile steps), which
+// the micro-kernel multiplies like data: zeros there keep NaN/Inf garbage out of the sums.
+void EmitKTail(std::ostream& o, const Layout& l, const Sliver& s, const std::string& in) {
+  if (!l.amx) return;
+  const std::string w = S(s.width);
+  if (s.lane_major) {
+    o << in << "for (int64_t gm_l = 0; gm_l < " << w << "; ++gm_l) {\n"
+      << in << "  std::memset(gm_dst + gm_l * gm_kpad + gm_kc, 0, (gm_kpad - gm_kc) * "
+      << "sizeof(*gm_dst));\n"
+      << in << "}\n";
+    return;
+  }
+  // Pairs: the rows of the pairs past the (even-rounded) slice.
+  o << in << "std::memset(gm_dst + ((gm_kc + 1) & ~int64_t{1}) * " << w
+    << ", 0, (gm_kpad - ((gm_kc + 1) & ~int64_t{1})) * " << w << " * sizeof(*gm_dst));\n";
 }
 
 // Emits the packing of one sliver into `gm_dst` (K slice gm_pc..gm_pc+gm_kc). When the lanes
@@ -157,7 +192,7 @@ void EmitSliverPack(FunctionEmitter& f, const Layout& l, const Sliver& s,
   auto k_index = [&](const std::string& ind) {
     o << ind << "const int64_t gm_ki = gm_pc + gm_kk;\n";
     auto kx = Decompose(o, ind, "gm_ki", *s.k_sizes, "gm_kx");
-    if (!l.pairs) return std::pair{kx, std::vector<std::string>{}};
+    if (!s.pairs) return std::pair{kx, std::vector<std::string>{}};
     // The pair's second k; past the end of the slice it is read in bounds and stored as 0.
     o << ind << "const bool gm_two = gm_kk + 1 < gm_kc;\n"
       << ind << "const int64_t gm_ki1 = gm_two ? gm_ki + 1 : gm_ki;\n";
@@ -166,51 +201,50 @@ void EmitSliverPack(FunctionEmitter& f, const Layout& l, const Sliver& s,
   auto value = [&](const std::vector<std::string>& fx, const std::vector<std::string>& kx) {
     return PackedElement(l, s.source->element(bidx, fx, kx));
   };
-  const std::string kstep = l.pairs ? "gm_kk += 2" : "++gm_kk";
+  const std::string kstep = s.pairs ? "gm_kk += 2" : "++gm_kk";
   // Stores of element (gm_kk, gm_l) (and its pair partner) into row pointer `row`.
   auto store = [&](const std::string& ind, const std::string& row, const std::string& v0,
                    const std::string& v1) {
-    if (!l.pairs) {
-      o << ind << row << "[gm_l] = " << v0 << ";\n";
-      return;
-    }
-    o << ind << row << "[2 * gm_l] = " << v0 << ";\n"
-      << ind << row << "[2 * gm_l + 1] = " << v1 << ";\n";
+    o << ind << row << "[" << LaneSlot(s, "gm_l", 0) << "] = " << v0 << ";\n";
+    if (s.pairs) o << ind << row << "[" << LaneSlot(s, "gm_l", 1) << "] = " << v1 << ";\n";
   };
   if (s.source->lanes_inner) {
     o << in << "for (int64_t gm_kk = 0; gm_kk < gm_kc; " << kstep << ") {\n";
     auto [kx, ky] = k_index(in + "  ");
-    o << in << "  " << l.pt << "* const gm_row = gm_dst + gm_kk * " << w << ";\n";
+    o << in << "  " << l.pt << "* const gm_row = " << RowStart(s, "gm_kk") << ";\n";
     if (s.source->row) {
       EmitSourceRows(o, l, s, bidx, kx, ky, in + "  ");
     } else {
       o << in << "  for (int64_t gm_l = 0; gm_l < " << s.valid << "; ++gm_l) {\n";
       auto fx = lane_index(in + "    ");
-      store(in + "    ", "gm_row", value(fx, kx), l.pairs ? Second(value(fx, ky)) : "");
+      store(in + "    ", "gm_row", value(fx, kx), s.pairs ? Second(value(fx, ky)) : "");
       o << in << "  }\n";
     }
     o << in << "  for (int64_t gm_l = " << s.valid << "; gm_l < " << w << "; ++gm_l) {\n";
     store(in + "    ", "gm_row", "0", "0");
     o << in << "  }\n" << in << "}\n";
+    EmitKTail(o, l, s, in);
     return;
   }
   o << in << "for (int64_t gm_l = 0; gm_l < " << w << "; ++gm_l) {\n"
     << in << "  if (gm_l >= " << s.valid << ") {\n"
     << in << "    for (int64_t gm_kk = 0; gm_kk < gm_kc; " << kstep << ") {\n"
-    << in << "      " << l.pt << "* const gm_row = gm_dst + gm_kk * " << w << ";\n";
+    << in << "      " << l.pt << "* const gm_row = " << RowStart(s, "gm_kk") << ";\n";
   store(in + "      ", "gm_row", "0", "0");
   o << in << "    }\n" << in << "    continue;\n" << in << "  }\n";
   auto fx = lane_index(in + "  ");
   if (s.source->column) {
     EmitSourceColumn(o, l, s, bidx, fx, in + "  ");
     o << in << "}\n";
+    EmitKTail(o, l, s, in);
     return;
   }
   o << in << "  for (int64_t gm_kk = 0; gm_kk < gm_kc; " << kstep << ") {\n";
   auto [kx, ky] = k_index(in + "    ");
-  o << in << "    " << l.pt << "* const gm_row = gm_dst + gm_kk * " << w << ";\n";
-  store(in + "    ", "gm_row", value(fx, kx), l.pairs ? Second(value(fx, ky)) : "");
+  o << in << "    " << l.pt << "* const gm_row = " << RowStart(s, "gm_kk") << ";\n";
+  store(in + "    ", "gm_row", value(fx, kx), s.pairs ? Second(value(fx, ky)) : "");
   o << in << "  }\n" << in << "}\n";
+  EmitKTail(o, l, s, in);
 }
 
 void EmitPackB(FunctionEmitter& f, const DotGeometry& g, const Layout& l, const PackSource& b,
@@ -221,7 +255,7 @@ void EmitPackB(FunctionEmitter& f, const DotGeometry& g, const Layout& l, const 
     << "              " << l.pt << "* const gm_dst = gm_bp + gm_s * kNR * gm_kpad;\n"
     << "              const int64_t gm_j0 = gm_jc + gm_s * kNR;\n"
     << "              const int64_t gm_nv = std::min<int64_t>(kNR, kN - gm_j0);\n";
-  Sliver s{&b, &g.n_dims, &g.k_dims, l.nr, "gm_nv", "gm_j0"};
+  Sliver s{&b, &g.n_dims, &g.k_dims, l.nr, "gm_nv", "gm_j0", l.pairs, false};
   EmitSliverPack(f, l, s, bidx, "              ");
   o << "            }\n";
 }
@@ -233,7 +267,7 @@ void EmitPackA(FunctionEmitter& f, const DotGeometry& g, const Layout& l, const 
     << "                " << l.pt << "* const gm_dst = gm_ap + gm_r * gm_kpad;\n"
     << "                const int64_t gm_mv = std::min<int64_t>(kMR, gm_mc - gm_r);\n"
     << "                const int64_t gm_i0 = gm_ic + gm_r;\n";
-  Sliver s{&a, &g.m_dims, &g.k_dims, l.mr, "gm_mv", "gm_i0"};
+  Sliver s{&a, &g.m_dims, &g.k_dims, l.mr, "gm_mv", "gm_i0", l.pairs && !l.amx, l.amx};
   EmitSliverPack(f, l, s, bidx, "                ");
   o << "              }\n";
 }
@@ -244,7 +278,8 @@ void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
                const std::string& ptr) {
   auto& o = f.out();
   const bool f32_out = g.out_type == DType::kF32;
-  const std::string kArg = l.pairs ? "gm_kpad / 2" : "gm_kc";
+  const std::string kArg = l.amx ? "gm_kpad" : l.pairs ? "gm_kpad / 2" : "gm_kc";
+  const std::string tiles = l.amx ? ", gm_amx" : "";
   const std::string in = "                  ";
   o << "              for (int64_t gm_s = gm_s0; gm_s < gm_s1; ++gm_s) {\n"
     << "                const int64_t gm_j = gm_jc + gm_s * kNR;\n"
@@ -261,11 +296,11 @@ void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
   if (!direct.empty()) {
     o << in << "if (gm_mv == kMR && gm_nv == kNR" << (f32_out ? "" : " && !gm_last") << ") {\n"
       << in << "  " << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, " << direct
-      << " + gm_o, kN, !gm_first);\n"
+      << " + gm_o, kN, !gm_first" << tiles << ");\n"
       << in << "  continue;\n"
       << in << "}\n";
   }
-  o << in << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false);\n"
+  o << in << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << tiles << ");\n"
     << in << "for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti) {\n"
     << in << "  for (int64_t gm_tj = 0; gm_tj < gm_nv; ++gm_tj) {\n"
     << in << "    const int64_t gm_e = gm_o + gm_ti * kN + gm_tj;\n"
@@ -284,6 +319,51 @@ void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
   o << in << "  }\n" << in << "}\n"
     << "                }\n"
     << "              }\n";
+}
+
+constexpr const char* kBuffersMarker = "// mk-gemm: packing buffers\n";
+
+// The packing buffers' type (mk_gemm_buffer), emitted once per module.
+void EnsureGemmBuffers(ModuleContext& mc) {
+  if (mc.prelude().str().find(kBuffersMarker) != std::string::npos) return;
+  mc.prelude()
+      << kBuffersMarker
+      << "// The GEMM's packing buffers, kept per thread across calls (slot 0: A, 1: B): freeing and\n"
+      << "// reallocating a few hundred KB per call costs page faults (and, with threads, mm lock\n"
+      << "// contention) that took as long as a 512^3 bf16 multiply on AMX tiles. Buffers over\n"
+      << "// 8 MiB are not kept: their faults are small next to the GEMM that needs them.\n"
+      << "class mk_gemm_buffer {\n"
+      << " public:\n"
+      << "  mk_gemm_buffer(int slot, size_t bytes) {\n"
+      << "    bytes = (bytes + 63) / 64 * 64 + 64;\n"
+      << "    if (bytes > (size_t{8} << 20)) {\n"
+      << "      p = owned_ = std::aligned_alloc(64, bytes);\n"
+      << "      return;\n"
+      << "    }\n"
+      << "    thread_local Kept kept;\n"
+      << "    if (kept.bytes[slot] < bytes) {\n"
+      << "      std::free(kept.p[slot]);\n"
+      << "      kept.p[slot] = std::aligned_alloc(64, bytes);\n"
+      << "      kept.bytes[slot] = bytes;\n"
+      << "    }\n"
+      << "    p = kept.p[slot];\n"
+      << "  }\n"
+      << "  ~mk_gemm_buffer() { std::free(owned_); }\n"
+      << "  mk_gemm_buffer(const mk_gemm_buffer&) = delete;\n"
+      << "  mk_gemm_buffer& operator=(const mk_gemm_buffer&) = delete;\n"
+      << "  void* p = nullptr;\n"
+      << "\n"
+      << " private:\n"
+      << "  struct Kept {\n"
+      << "    void* p[2] = {};\n"
+      << "    size_t bytes[2] = {};\n"
+      << "    ~Kept() {\n"
+      << "      std::free(p[0]);\n"
+      << "      std::free(p[1]);\n"
+      << "    }\n"
+      << "  };\n"
+      << "  void* owned_ = nullptr;\n"
+      << "};\n";
 }
 
 }  // namespace
@@ -326,6 +406,7 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   if (!p.blocked || !g.blockable) return CannotLower(inst, "internal: GEMM is not blockable");
   Layout l;
   l.pairs = p.bf16_pairs;
+  l.amx = p.amx && p.bf16_pairs && p.mr == kAmxMr && p.nr == kAmxNr;
   l.mr = p.mr;
   l.nr = p.nr;
   l.pt = l.pairs ? "uint16_t" : "float";
@@ -356,11 +437,15 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
     }
   }
   l.work = CeilDiv(g.m, l.mc) * l.groups;
-  l.ukr = GemmMicroKernel(f.module(), l.pairs, p.mr, p.nr, p.unroll_k, p.prefetch_c);
+  l.ukr = l.amx ? AmxGemmMicroKernel(f.module(), p.prefetch_c)
+                : GemmMicroKernel(f.module(), l.pairs, p.mr, p.nr, p.unroll_k, p.prefetch_c);
 
-  const int64_t kpad_max = l.pairs ? RoundUp(p.kc, 2) : p.kc;
+  // The K slice as packed: bf16 pairs round it to even, AMX tiles to whole tile steps.
+  const int64_t kalign = l.amx ? kAmxKStep : l.pairs ? 2 : 1;
+  const int64_t kpad_max = RoundUp(p.kc, kalign);
   const int64_t elt = l.pairs ? 2 : 4;
   const int64_t a_bytes = l.mc * kpad_max * elt, b_bytes = p.nc * kpad_max * elt;
+  EnsureGemmBuffers(f.module());
   auto& o = f.out();
   o << "  {  // blocked GEMM: batch " << g.batch << ", M " << g.m << ", N " << g.n << ", K " << g.k
     << "; tile " << p.mr << "x" << p.nr << ", kc " << p.kc << ", mc " << l.mc << ", nc " << p.nc
@@ -369,7 +454,7 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
         : p.split == ThreadSplit::kBatch   ? " over the batch"
         : p.split == ThreadSplit::kColumns ? " over column ranges"
                                            : " over row blocks")
-    << (l.pairs ? ", bf16 pairs" : "") << "\n"
+    << (l.amx ? ", AMX tiles" : l.pairs ? ", bf16 pairs" : "") << "\n"
     << "    constexpr int64_t kB = " << g.batch << ", kM = " << g.m << ", kN = " << g.n
     << ", kK = " << g.k << ";\n"
     << "    constexpr int64_t kMR = " << p.mr << ", kNR = " << p.nr << ", kKC = " << p.kc
@@ -380,18 +465,20 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
       << "    float* const gm_acc = static_cast<float*>(gm_acc_mem.p);\n";
   }
   if (l.shared_b) {
-    o << "    mkrt::Scratch gm_bp_mem(" << b_bytes << ");\n"
+    o << "    mk_gemm_buffer gm_bp_mem(1, " << b_bytes << ");\n"
       << "    " << l.pt << "* const gm_bp = static_cast<" << l.pt << "*>(gm_bp_mem.p);\n";
   }
   if (l.parallel) o << "#pragma omp parallel num_threads(" << p.threads << ")\n";
   o << "    {\n"
-    << "      mkrt::Scratch gm_ap_mem(" << a_bytes << ");\n"
+    << "      mk_gemm_buffer gm_ap_mem(0, " << a_bytes << ");\n"
     << "      " << l.pt << "* const gm_ap = static_cast<" << l.pt << "*>(gm_ap_mem.p);\n";
   if (!l.shared_b) {
-    o << "      mkrt::Scratch gm_bp_mem(" << b_bytes << ");\n"
+    o << "      mk_gemm_buffer gm_bp_mem(1, " << b_bytes << ");\n"
       << "      " << l.pt << "* const gm_bp = static_cast<" << l.pt << "*>(gm_bp_mem.p);\n";
   }
   o << "      alignas(64) float gm_tile[kMR * kNR];\n";
+  // Tiles are configured per thread, once per GEMM call (released at the end of the region).
+  if (l.amx) o << "      const bool gm_amx = " << kAmxBegin << "();\n";
   // Work items: (batch, column range) pairs; the ranges are whole NR slivers.
   if (l.parallel && !l.shared_b) o << "#pragma omp for schedule(static)\n";
   o << "      for (int64_t gm_bt = 0; gm_bt < kB * kTN; ++gm_bt) {\n"
@@ -405,7 +492,8 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
     << "          for (int64_t gm_pc = 0; gm_pc < kK; gm_pc += kKC) {\n"
     << "            const int64_t gm_kc = std::min<int64_t>(kKC, kK - gm_pc);\n"
     << "            const int64_t gm_kpad = "
-    << (l.pairs ? "(gm_kc + 1) & ~int64_t{1}" : "gm_kc") << ";\n"
+    << (kalign == 1 ? "gm_kc" : "(gm_kc + " + S(kalign - 1) + ") & ~int64_t{" + S(kalign - 1) + "}")
+    << ";\n"
     << "            const bool gm_first = gm_pc == 0;\n"
     << "            const bool gm_last = gm_pc + gm_kc == kK;\n"
     << "            (void)gm_first;\n"
@@ -423,8 +511,9 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   o << "            }\n"    // work items
     << "          }\n"      // pc
     << "        }\n"        // jc
-    << "      }\n"          // batch
-    << "    }\n"            // parallel region
+    << "      }\n";         // batch
+  if (l.amx) o << "      " << kAmxEnd << "(gm_amx);\n";
+  o << "    }\n"            // parallel region
     << "  }\n";
   return Status::Ok();
 }

@@ -1,7 +1,8 @@
 // A batched GEMM as a BLIS-style blocked GEMM in the generated C++: for each batch, NC-column
 // panels of B and KC-deep slices of K are packed into NR-column slivers, MC-row blocks of A into
 // MR-row slivers (both zero-padded to whole tiles), and the MR×NR micro-kernel
-// (gemm_microkernel.h) runs over every tile of the block. Operands are read while packing through
+// (gemm_microkernel.h, or on AMX tiles gemm_amx.h, which takes A slivers row-major and K slices
+// padded to 32) runs over every tile of the block. Operands are read while packing through
 // a PackSource: for a dot_general, the operands' value lambdas (so fused transposes, converts and
 // broadcasts, batch dims and any number of free and contracting dims cost nothing in the inner
 // loop); for a convolution (conv_gemm.h), the im2col elements gathered from the input's lambda

@@ -1,12 +1,14 @@
 // The blocked GEMM path against the interpreter: odd sizes (every edge path), transposed and
 // fused operands, batch dims, several contracting and free dims, bf16 (vdpbf16ps where the
-// machine has it), and schedules from the analytical one to edge-heavy ones and the loop nest.
+// machine has it, AMX tiles where it has those), and schedules from the analytical one to
+// edge-heavy ones and the loop nest.
 // Sums are reordered (K slices, FMA, bf16 pairs), so each element is compared within a tolerance
 // relative to sum_k |a||b|, which the interpreter computes on the absolute values of the inputs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
@@ -69,6 +71,33 @@ ENTRY main {
   ROOT out = (f32[37,53], f32[37,53], f32[2,7,4,6], f32[53], f32[29,53], f32[37,53], s32[6,4], f32[], bf16[3,37,53], f32[3,37,53], bf16[37,53], f16[37,53]) tuple(plain, trans, multi, vec, outer, relu, ints, scalar, bf, f32out, conv, half)
 }
 )";
+
+// bf16 dots for the AMX tile (32×32, K in 32-deep steps): a batch, odd M/N/K around the tile
+// (37×53, K 71: full tiles, edge tiles and a padded last step), a bf16 result, both operands
+// transposed (lanes along the lhs's minor dim, k along the rhs's), a convert fused into packing
+// with N a whole number of tiles, and two contracting dims with K 15 (below one tile step).
+constexpr const char* kAmxModule = R"(
+HloModule gemm_amx
+ENTRY main {
+  ha = bf16[3,37,71] parameter(0)
+  hb = bf16[71,3,53] parameter(1)
+  bf = bf16[3,37,53] dot(ha, hb), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={1}, rhs_contracting_dims={0}
+  f32out = f32[3,37,53] dot(ha, hb), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={1}, rhs_contracting_dims={0}
+  ta = bf16[100,67] parameter(2)
+  tb = bf16[75,100] parameter(3)
+  trans = f32[67,75] dot(ta, tb), lhs_contracting_dims={0}, rhs_contracting_dims={1}
+  x = f32[65,40] parameter(4)
+  w = bf16[40,96] parameter(5)
+  xb = bf16[65,40] convert(x)
+  fused = bf16[65,96] dot(xb, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  l4 = bf16[2,33,3,5] parameter(6)
+  r5 = bf16[3,2,5,34] parameter(7)
+  multi = f32[2,33,34] dot(l4, r5), lhs_batch_dims={0}, lhs_contracting_dims={3,2}, rhs_batch_dims={1}, rhs_contracting_dims={2,0}
+  ROOT out = (bf16[3,37,53], f32[3,37,53], f32[67,75], bf16[65,96], f32[2,33,34]) tuple(bf, f32out, trans, fused, multi)
+}
+)";
+
+bool HostHasAmx() { return AmxAvailable(target::HostCpu()); }
 
 class GemmEmitterTest : public ::testing::Test {
  protected:
@@ -153,19 +182,22 @@ std::string GemmEmitterTest::cache_dir_;
 // slice), odd blocks split over threads (odd kc: every bf16 slice ends in a padded pair), the
 // largest tile and blocks with threads over the batch, an NR that only the AVX2 micro-kernel has
 // (bf16 packed as f32) with threads over column ranges, and more threads than MR slivers (threads
-// split the NR slivers, some get none), and one without the C-tile prefetch.
+// split the NR slivers, some get none), and one without the C-tile prefetch. All but the
+// analytical one keep bf16 on the register tile (amx=0), which they are about; AmxSchedules()
+// covers the tiles.
 const std::vector<Params>& Schedules() {
   static const std::vector<Params> kSchedules = {
       {},
       {{"gemm_blocked", 0}},
-      {{"mr", 1}, {"nr", 8}, {"kc", 1}, {"mc", 1}, {"nc", 1}, {"threads", 1}},
-      {{"mr", 5}, {"nr", 16}, {"kc", 7}, {"mc", 10}, {"nc", 24}, {"threads", 2}, {"thread_split", 0}},
+      {{"mr", 1}, {"nr", 8}, {"kc", 1}, {"mc", 1}, {"nc", 1}, {"threads", 1}, {"amx", 0}},
+      {{"mr", 5}, {"nr", 16}, {"kc", 7}, {"mc", 10}, {"nc", 24}, {"threads", 2}, {"thread_split", 0},
+       {"amx", 0}},
       {{"mr", 16}, {"nr", 64}, {"kc", 1024}, {"mc", 1024}, {"nc", 8192}, {"unroll_k", 8},
-       {"threads", 2}, {"thread_split", 1}},
+       {"threads", 2}, {"thread_split", 1}, {"amx", 0}},
       {{"mr", 3}, {"nr", 24}, {"kc", 16}, {"mc", 7}, {"nc", 48}, {"unroll_k", 1}, {"threads", 3},
-       {"thread_split", 2}},
-      {{"mr", 16}, {"nr", 16}, {"kc", 32}, {"threads", 4}, {"thread_split", 0}},
-      {{"mr", 7}, {"nr", 48}, {"kc", 64}, {"prefetch_c", 0}},
+       {"thread_split", 2}, {"amx", 0}},
+      {{"mr", 16}, {"nr", 16}, {"kc", 32}, {"threads", 4}, {"thread_split", 0}, {"amx", 0}},
+      {{"mr", 7}, {"nr", 48}, {"kc", 64}, {"prefetch_c", 0}, {"amx", 0}},
   };
   return kSchedules;
 }
@@ -187,12 +219,67 @@ TEST_F(GemmEmitterTest, FallbackMicroKernelsAgree) {
   }
 }
 
+// AMX schedules: the analytical one; one tile step per K slice (K 71: slices of 32, 32 and a
+// padded 7; bf16 results through f32 partial sums) and one tile per block on one thread; row
+// blocks around a shared B panel, with an mr/nr the tile ignores; kc 7, rounded up to a tile
+// step, over the batch; K in one deep slice over column ranges without the C prefetch; more
+// threads than slivers (some get none).
+const std::vector<Params>& AmxSchedules() {
+  static const std::vector<Params> kSchedules = {
+      {{"amx", 1}},
+      {{"amx", 1}, {"kc", 32}, {"mc", 32}, {"nc", 32}, {"threads", 1}},
+      {{"amx", 1}, {"kc", 64}, {"mc", 64}, {"nc", 64}, {"mr", 3}, {"nr", 24}, {"threads", 2},
+       {"thread_split", 0}},
+      {{"amx", 1}, {"kc", 7}, {"threads", 2}, {"thread_split", 1}},
+      {{"amx", 1}, {"kc", 1024}, {"mc", 1024}, {"nc", 8192}, {"threads", 2}, {"thread_split", 2},
+       {"prefetch_c", 0}},
+      {{"amx", 1}, {"threads", 3}, {"thread_split", 0}},
+  };
+  return kSchedules;
+}
+
+TEST_F(GemmEmitterTest, AmxTilesAgreeUnderEverySchedule) {
+  if (!HostHasAmx()) GTEST_SKIP() << "this CPU has no AMX (amx_tile, amx_bf16)";
+  for (size_t s = 0; s < AmxSchedules().size(); ++s) {
+    SCOPED_TRACE("amx schedule " + std::to_string(s));
+    ExpectAgreement(kAmxModule, AmxSchedules()[s]);
+  }
+  // The mixed module: amx=1 applies to its bf16 dots; f32, f16 and integer dots ignore it.
+  SCOPED_TRACE("mixed module");
+  ExpectAgreement(kModule, {{"amx", 1}, {"kc", 32}});
+}
+
+// Sets an environment variable for the scope (the sandbox's workers inherit it).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+// Without tiles the AMX micro-kernel computes the same tile from the same layouts: the source
+// built without AMX (vdpbf16ps under -march=cooperlake, plain loops under x86-64-v3), and tiles
+// refused at run time (MAXKERNEL_NO_AMX, as when Linux does not grant them).
+TEST_F(GemmEmitterTest, AmxFallbacksAgree) {
+  if (!HostHasAmx()) GTEST_SKIP() << "this CPU has no AMX (amx_tile, amx_bf16)";
+  const Params amx = {{"amx", 1}, {"kc", 32}, {"threads", 2}};
+  for (const char* march : {"-march=cooperlake", "-march=x86-64-v3"}) {
+    SCOPED_TRACE(march);
+    ExpectAgreement(kAmxModule, amx, march);
+  }
+  SCOPED_TRACE("MAXKERNEL_NO_AMX");
+  ScopedEnv no_amx("MAXKERNEL_NO_AMX", "1");
+  ExpectAgreement(kAmxModule, amx);
+}
+
 TEST_F(GemmEmitterTest, IllegalParametersAreRejectedByName) {
   auto module = hlo::ParseModule(kModule, "gemm.hlo");
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   for (const auto& [name, value] : std::vector<std::pair<std::string, int64_t>>{
            {"nr", 12}, {"nr", 72}, {"mr", 0}, {"kc", 0}, {"unroll_k", 99}, {"gemm_blocked", 2},
-           {"thread_split", 3}, {"prefetch_c", 2}}) {
+           {"thread_split", 3}, {"prefetch_c", 2}, {"amx", 2}, {"amx", -1}}) {
     auto impl = Emit(**module, {{name, value}});
     ASSERT_FALSE(impl.ok()) << name << "=" << value;
     EXPECT_EQ(impl.status().code(), ErrorCode::kInvalidArgument);
@@ -222,11 +309,116 @@ TEST(GemmParamsTest, SpaceDeclaresEveryParameterAroundItsInitialValue) {
       EXPECT_EQ(names, (std::set<std::string>{"threads", "gemm_blocked"}));
       continue;
     }
-    EXPECT_EQ(names, (std::set<std::string>{"threads", "gemm_blocked", "mr", "nr", "kc", "mc", "nc",
-                                            "unroll_k", "thread_split", "prefetch_c"}))
-        << k.hero->name;
+    std::set<std::string> want = {"threads", "gemm_blocked", "mr", "nr", "kc", "mc", "nc",
+                                  "unroll_k", "thread_split", "prefetch_c"};
+    // AMX: for the bf16×bf16 dots (bf16 pairs), where the machine has the tiles.
+    auto g = AnalyzeDot(*k.hero, target);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    const bool bf16_operands = k.hero->name == "bf" || k.hero->name == "f32out" ||
+                               k.hero->name == "conv";
+    EXPECT_EQ(g->bf16_pairs, bf16_operands && target.Has("avx512_bf16")) << k.hero->name;
+    if (g->bf16_pairs && AmxAvailable(target)) want.insert("amx");
+    EXPECT_EQ(names, want) << k.hero->name;
   }
   EXPECT_EQ(dots, 12);
+}
+
+// The amx parameter: rejected by name on a target without the tiles (any host can check this);
+// on one with them, the tile is the hardware's whatever mr/nr say, K slices are whole tile steps
+// (or all of a short K) and the blocks whole tiles; it does not apply to f32 dots; and the model
+// leaves tiles off where they would be mostly padding.
+TEST(GemmParamsTest, AmxParameterIsValidatedAndFixesTheTile) {
+  auto module = hlo::ParseModule(kAmxModule, "gemm.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto mod_plain = hlo::ParseModule(kModule, "gemm.hlo");
+  ASSERT_TRUE(mod_plain.ok()) << mod_plain.status().ToString();
+  auto find = [](const hlo::Module& m, const std::string& name) -> const hlo::Instruction* {
+    for (const auto& inst : m.entry()->instructions()) {
+      if (inst->name == name) return inst.get();
+    }
+    return nullptr;
+  };
+  target::Target amx;
+  amx.name = "amx-test";
+  amx.isa = {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_bf16", "amx_tile",
+             "amx_bf16"};
+  amx.vector_bytes = 64;
+  amx.vector_registers = 32;
+  amx.cores = 2;
+  target::Target no_amx = amx;
+  no_amx.name = "no-amx-test";
+  no_amx.isa.resize(6);
+  ASSERT_TRUE(AmxAvailable(amx));
+  ASSERT_FALSE(AmxAvailable(no_amx));
+
+  const hlo::Instruction* bf = find(**module, "bf");  // 3 × 37×53, K 71
+  ASSERT_NE(bf, nullptr);
+  auto g = AnalyzeDot(*bf, amx);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_TRUE(g->bf16_pairs);
+
+  space::Schedule s;
+  s.values = {{"amx", 1}, {"mr", 3}, {"nr", 24}, {"kc", 40}, {"mc", 50}, {"nc", 70}};
+  auto bad = ResolveGemmParams(s, *g, no_amx);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("amx"), std::string::npos) << bad.status().ToString();
+
+  auto p = ResolveGemmParams(s, *g, amx);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->amx);
+  EXPECT_TRUE(p->bf16_pairs);
+  EXPECT_EQ(p->mr, kAmxMr);
+  EXPECT_EQ(p->nr, kAmxNr);
+  EXPECT_EQ(p->kc, 64);  // 40 rounded up to whole tile steps
+  EXPECT_EQ(p->mc, 64);  // whole tiles, capped at M rounded up (37 -> 64)
+  EXPECT_EQ(p->nc, 64);  // 70 -> 96, capped at N rounded up (53 -> 64)
+  s.values["kc"] = 1000;
+  p = ResolveGemmParams(s, *g, amx);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->kc, 71);  // all of K: one slice, padded to 96 when packed
+  // Still validated although the tile ignores them.
+  s.values["mr"] = 0;
+  EXPECT_FALSE(ResolveGemmParams(s, *g, amx).ok());
+
+  // The model: tiles for this dot; the register tile without AMX or with amx=0.
+  EXPECT_TRUE(InitialGemmParams(*g, amx).amx);
+  EXPECT_FALSE(InitialGemmParams(*g, no_amx).amx);
+  space::Schedule off;
+  off.values = {{"amx", 0}};
+  p = ResolveGemmParams(off, *g, amx);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_FALSE(p->amx);
+  EXPECT_LE(p->mr, 16);
+  // K 15 is mostly padding in one 32-deep step: the model keeps the register tile.
+  const hlo::Instruction* multi = find(**module, "multi");
+  ASSERT_NE(multi, nullptr);
+  auto gm = AnalyzeDot(*multi, amx);
+  ASSERT_TRUE(gm.ok()) << gm.status().ToString();
+  EXPECT_FALSE(InitialAmx(*gm, amx));
+
+  // Threads on tiles share one packed B panel (row blocks) once M spans 8 tiles per thread,
+  // rather than each packing all of A for a column range.
+  DotGeometry square = *g;
+  square.batch = 1;
+  square.m = square.n = square.k = 512;
+  GemmParams tiles = InitialGemmParams(square, amx, true);
+  tiles.threads = 2;
+  EXPECT_EQ(InitialThreadSplit(square, tiles), ThreadSplit::kBlocks);
+  square.m = 256;
+  EXPECT_EQ(InitialThreadSplit(square, tiles), ThreadSplit::kColumns);
+
+  // An f32 dot: amx=1 is legal on the AMX target and changes nothing.
+  const hlo::Instruction* plain = find(**mod_plain, "plain");
+  ASSERT_NE(plain, nullptr);
+  auto gf = AnalyzeDot(*plain, amx);
+  ASSERT_TRUE(gf.ok()) << gf.status().ToString();
+  space::Schedule on;
+  on.values = {{"amx", 1}};
+  p = ResolveGemmParams(on, *gf, amx);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_FALSE(p->amx);
+  EXPECT_EQ(p->mr, InitialGemmParams(*gf, amx).mr);
 }
 
 TEST(GemmParamsTest, AnalyticalTileFitsTheRegisterFile) {

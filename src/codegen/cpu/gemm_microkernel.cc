@@ -10,13 +10,6 @@ namespace {
 // included at file scope: close the namespace around the include (once per module).
 constexpr const char* kIntrinsicsMarker = "// mk-gemm: SIMD intrinsics\n";
 
-void EnsureIntrinsics(ModuleContext& mc) {
-  if (mc.prelude().str().find(kIntrinsicsMarker) != std::string::npos) return;
-  mc.prelude() << kIntrinsicsMarker << "}  // namespace\n"
-               << "#if defined(__x86_64__) || defined(__i386__)\n#include <immintrin.h>\n#endif\n"
-               << "namespace {\n";
-}
-
 std::string Var(const char* p, int64_t i, int64_t v) {
   return std::string(p) + std::to_string(i) + "_" + std::to_string(v);
 }
@@ -137,13 +130,20 @@ void EmitScalar(std::ostream& o, bool bf16_pairs, int64_t mr, int64_t nr) {
 
 }  // namespace
 
+void EnsureGemmIntrinsics(ModuleContext& mc) {
+  if (mc.prelude().str().find(kIntrinsicsMarker) != std::string::npos) return;
+  mc.prelude() << kIntrinsicsMarker << "}  // namespace\n"
+               << "#if defined(__x86_64__) || defined(__i386__)\n#include <immintrin.h>\n#endif\n"
+               << "namespace {\n";
+}
+
 std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int64_t nr,
                             int64_t unroll_k, bool prefetch_c) {
   std::string name = std::string("mk_gemm_") + (bf16_pairs ? "bf16" : "f32") + "_" +
                      std::to_string(mr) + "x" + std::to_string(nr) + "_u" +
                      std::to_string(unroll_k) + (prefetch_c ? "_pc" : "");
   if (mc.prelude().str().find(" " + name + "(") != std::string::npos) return name;
-  EnsureIntrinsics(mc);
+  EnsureGemmIntrinsics(mc);
   std::ostringstream o;
   o << "// GEMM micro-kernel: " << mr << "x" << nr << " f32 accumulators"
     << (bf16_pairs ? ", bf16 pairs (vdpbf16ps)" : "") << "\n"

@@ -23,4 +23,7 @@ namespace mk::codegen::cpu {
 std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int64_t nr,
                             int64_t unroll_k, bool prefetch_c = true);
 
+// Includes <immintrin.h> at file scope of the generated source (once per module).
+void EnsureGemmIntrinsics(ModuleContext& mc);
+
 }  // namespace mk::codegen::cpu

@@ -12,6 +12,12 @@ namespace {
 int64_t RoundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// KC of the AMX tile (bf16 elements). Deep: each K slice loads and stores the 32×32 C tile,
+// whose rows lie ldc apart (for power-of-two N in one L1 set), and that costs more than
+// streaming 2048-deep A and B slivers from L2. Measured on the Xeon, 1 thread, GFLOP/s at
+// 2048³ / 4096³: KC 512 630 / 570, 1024 890 / 870, 2048 970 / 970, 4096 890 / 870.
+constexpr int64_t kAmxKc = 2048;
+
 bool IsGemmFloat(DType t) { return t == DType::kF32 || t == DType::kBF16 || t == DType::kF16; }
 
 // f32 lanes of the widest vector the generated micro-kernel uses (AVX-512: 16, AVX2: 8); NR is a
@@ -110,16 +116,38 @@ ThreadSplit InitialThreadSplit(const DotGeometry& g, const GemmParams& p) {
     return static_cast<double>(slivers) / static_cast<double>(t * CeilDiv(slivers, t));
   };
   const int64_t n_slivers = CeilDiv(g.n, p.nr), m_slivers = CeilDiv(g.m, p.mr);
+  // On AMX tiles the multiply is so fast that packing all of A in every thread costs more than
+  // the shared panel's barriers once M spans several row blocks per thread (measured on the
+  // Xeon, 2 threads, columns -> row blocks: 512³ 160 -> 146 us, 1024³ 1.06 -> 1.09 ms, 2048³
+  // 9.9 -> 8.4 ms, 4096³ 70.8 -> 68.1 ms; 256³ keeps columns, 23 vs 36 us).
+  if (p.amx && m_slivers >= 8 * t) return ThreadSplit::kBlocks;
   if (!g.gathered_a && n_slivers >= 2 * t && balance(n_slivers) >= balance(m_slivers)) {
     return ThreadSplit::kColumns;
   }
   return ThreadSplit::kBlocks;
 }
 
+bool AmxAvailable(const target::Target& target) {
+  return target.Has("amx_tile") && target.Has("amx_bf16");
+}
+
+bool InitialAmx(const DotGeometry& g, const target::Target& target) {
+  // Tiles win even where most of the 32×32 tile is padding (M or N of 1-8: packing bounds
+  // both paths, and the vdpbf16ps tile is as wasteful at NR=32), but not where K is under half
+  // a 32-deep tile step: the padded k multiply zeros (measured on the Xeon, 1 thread: K 8
+  // 76 -> 54 GFLOP/s with tiles, K 16 84 -> 107, M 4 or N 8 with K 1024 up to 7x faster).
+  return g.bf16_pairs && AmxAvailable(target) && g.k >= 16;
+}
+
 GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target) {
+  return InitialGemmParams(g, target, InitialAmx(g, target));
+}
+
+GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target, bool amx) {
   GemmParams p;
   p.blocked = g.blockable;
   p.bf16_pairs = g.bf16_pairs;
+  p.amx = amx && g.bf16_pairs && AmxAvailable(target);
   // Register tile: MR×NR accumulators + NR/W vectors of B + one broadcast of A must fit the
   // register file; loads per FMA ((MR + NR/W) / (MR·NR/W)) must stay well under the 1 load :
   // 1 FMA port balance; among those, the most accumulators (hides FMA latency, best reuse).
@@ -142,16 +170,23 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target)
   // from L2 with the A sliver; that costs less than more passes over C (measured on Zen 5 and
   // Xeon: KC 512 beat the L1-resident 176 by 10-15% at 1024-4096³, docs/benchmarks/).
   const int64_t elt = g.bf16_pairs ? 2 : 4;
-  const int64_t kc = 2048 / elt;
-  p.kc = std::min(k, RoundUp(CeilDiv(k, CeilDiv(k, kc)), 8));
+  int64_t kc = 2048 / elt, kstep = 8;
+  if (p.amx) {
+    // The tile is the hardware's; KC in whole tile steps (kAmxKc says why so deep).
+    p.mr = kAmxMr;
+    p.nr = kAmxNr;
+    kc = kAmxKc;
+    kstep = kAmxKStep;
+  }
+  p.kc = std::min(k, RoundUp(CeilDiv(k, CeilDiv(k, kc)), kstep));
   // MC: the packed A block (MC×KC) in a quarter of L2, leaving the rest to the B sliver and
   // the C tile streams (half of L2 measured slower).
-  int64_t mc = target.l2_bytes / 4 / (p.kc * elt);
+  int64_t mc = target.l2_bytes / 4 / (RoundUp(p.kc, kstep) * elt);
   p.mc = std::max(p.mr, mc / p.mr * p.mr);
   p.mc = std::min(p.mc, RoundUp(m, p.mr));
   // NC: the packed B panel (KC×NC) in a share of L3, capped so the panel stays a few MB.
   int64_t l3_share = std::min<int64_t>(target.l3_bytes / std::max(1, target.cores), 16 << 20);
-  int64_t nc = std::min<int64_t>(4096, l3_share / 2 / (p.kc * elt));
+  int64_t nc = std::min<int64_t>(4096, l3_share / 2 / (RoundUp(p.kc, kstep) * elt));
   p.nc = std::max(p.nr, nc / p.nr * p.nr);
   p.nc = std::min(p.nc, RoundUp(n, p.nr));
   p.unroll_k = 4;
@@ -164,14 +199,24 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target)
 
 Result<GemmParams> ResolveGemmParams(const space::Schedule& s, const DotGeometry& g,
                                      const target::Target& target) {
-  const GemmParams init = InitialGemmParams(g, target);
   GemmParams p;
+  int64_t amx = s.Get("amx", InitialAmx(g, target) ? 1 : 0);
+  MK_RETURN_IF_ERROR(CheckRange("amx", amx, 0, 1));
+  if (amx == 1 && !AmxAvailable(target)) {
+    return InvalidArgument("gemm parameter amx=1 needs Intel AMX (amx_tile and amx_bf16), which "
+                           "target '" + target.name + "' lacks");
+  }
+  p.amx = amx == 1 && g.bf16_pairs;
+  // Missing parameters take the model's value for this AMX choice; mr, nr and unroll_k that of
+  // the register tile, which is what they mean (the AMX tile ignores them).
+  const GemmParams init = InitialGemmParams(g, target, p.amx);
+  const GemmParams reg = p.amx ? InitialGemmParams(g, target, false) : init;
   int64_t blocked = s.Get("gemm_blocked", init.blocked ? 1 : 0);
   MK_RETURN_IF_ERROR(CheckRange("gemm_blocked", blocked, 0, 1));
   p.blocked = blocked == 1 && g.blockable;
-  p.mr = s.Get("mr", init.mr);
+  p.mr = s.Get("mr", reg.mr);
   MK_RETURN_IF_ERROR(CheckRange("mr", p.mr, 1, 16));
-  p.nr = s.Get("nr", init.nr);
+  p.nr = s.Get("nr", reg.nr);
   MK_RETURN_IF_ERROR(CheckRange("nr", p.nr, 8, 64));
   if (p.nr % 8 != 0) {
     return InvalidArgument("gemm parameter nr=" + std::to_string(p.nr) +
@@ -183,11 +228,17 @@ Result<GemmParams> ResolveGemmParams(const space::Schedule& s, const DotGeometry
   MK_RETURN_IF_ERROR(CheckRange("mc", p.mc, 1, 1 << 20));
   p.nc = s.Get("nc", init.nc);
   MK_RETURN_IF_ERROR(CheckRange("nc", p.nc, 1, 1 << 20));
-  p.unroll_k = s.Get("unroll_k", init.unroll_k);
+  p.unroll_k = s.Get("unroll_k", reg.unroll_k);
   MK_RETURN_IF_ERROR(CheckRange("unroll_k", p.unroll_k, 1, 16));
   int64_t prefetch_c = s.Get("prefetch_c", init.prefetch_c ? 1 : 0);
   MK_RETURN_IF_ERROR(CheckRange("prefetch_c", prefetch_c, 0, 1));
   p.prefetch_c = prefetch_c == 1;
+  if (p.amx) {
+    // The hardware's tile; K slices in whole tile steps.
+    p.mr = kAmxMr;
+    p.nr = kAmxNr;
+    p.kc = RoundUp(p.kc, kAmxKStep);
+  }
   int64_t threads = s.Get("threads", 0);
   MK_RETURN_IF_ERROR(CheckRange("threads", threads, 0, 1024));
   p.threads = threads == 0 ? init.threads : threads;

@@ -58,15 +58,35 @@ struct GemmParams {
   int64_t threads = 1;     // OpenMP threads (resolved: >= 1)
   ThreadSplit split = ThreadSplit::kBlocks;
   bool bf16_pairs = false;  // DotGeometry::bf16_pairs and NR a multiple of 16 (zmm = 16 columns)
+  // Intel AMX tiles (tdpbf16ps) for a bf16-pair GEMM: the tile is the hardware's, MR = NR = 32
+  // (2×2 tiles of 16×16 f32), and K slices are padded to whole 32-deep tile steps.
+  bool amx = false;
 };
 
-// The analytical choice for `g` on `target` (threads: all cores for big dots, 1 for tiny ones).
+// The AMX micro-kernel's fixed shape: 2 A tiles of 16 rows, 2 B tiles of 16 columns, and the
+// bf16 depth of one tile step (a 64-byte tile row).
+constexpr int64_t kAmxMr = 32, kAmxNr = 32, kAmxKStep = 32;
+
+// The target has the AMX tile and bf16 instructions (amx_tile, amx_bf16).
+bool AmxAvailable(const target::Target& target);
+
+// Whether the model runs `g` on AMX tiles (a bf16-pair GEMM, AMX available, K deep enough that
+// the 32-deep tile step is not mostly padding).
+bool InitialAmx(const DotGeometry& g, const target::Target& target);
+
+// The analytical choice for `g` on `target` (threads: all cores for big dots, 1 for tiny ones),
+// AMX as InitialAmx says; or with AMX on or off as `amx` says (on only where it applies).
 GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target);
+GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target, bool amx);
 
 // The parameters `schedule` asks for (missing ones take InitialGemmParams' value), clamped to the
 // dot (mc, nc rounded up to tile multiples and capped at the problem size, kc capped at K).
 // An illegal value is an InvalidArgument naming the parameter. A dot that is not blockable gets
-// blocked = false whatever the schedule says.
+// blocked = false whatever the schedule says. "amx" (0/1) is read on every GEMM: 1 on a target
+// without AMX is an error; on a GEMM that is not bf16 pairs it is ignored. Under amx=1 the tile
+// is the hardware's: mr and nr are still validated but the tile is 32×32 whatever they say
+// (so a tuner's mr/nr never make an amx=1 schedule illegal), kc is rounded up to a multiple of
+// 32 and mc, nc to multiples of 32.
 Result<GemmParams> ResolveGemmParams(const space::Schedule& schedule, const DotGeometry& g,
                                      const target::Target& target);
 

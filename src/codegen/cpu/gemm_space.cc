@@ -59,11 +59,18 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
   GemmParams init = InitialGemmParams(g, target);
   init.threads = s.params[0].initial;
   init.split = InitialThreadSplit(g, init);
+  // mr, nr and unroll_k shape the register tile; under amx=1 the tile is the hardware's and
+  // they are not used, so their initial values are the register tile's either way.
+  const GemmParams reg = InitialGemmParams(g, target, false);
   s.params.push_back(Param("gemm_blocked", {0, 1}, 1,
                            "1: packed BLIS-style GEMM with a SIMD micro-kernel; 0: loop nest"));
-  s.params.push_back(Param("mr", GemmMrValues(), init.mr, "micro-kernel tile rows (MR)"));
+  if (g.bf16_pairs && AmxAvailable(target)) {
+    s.params.push_back(Param("amx", {0, 1}, init.amx ? 1 : 0,
+                             "1: Intel AMX tiles (tdpbf16ps, 32x32 tile); 0: vdpbf16ps registers"));
+  }
+  s.params.push_back(Param("mr", GemmMrValues(), reg.mr, "micro-kernel tile rows (MR)"));
   s.params.push_back(
-      Param("nr", GemmNrValues(target), init.nr, "micro-kernel tile columns (NR, whole vectors)"));
+      Param("nr", GemmNrValues(target), reg.nr, "micro-kernel tile columns (NR, whole vectors)"));
   s.params.push_back(Param("kc", {16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024}, init.kc,
                            "K slice per packed panel (KC: A and B slivers in L1)"));
   s.params.push_back(Param("mc", {16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024}, init.mc,
@@ -71,7 +78,7 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
   s.params.push_back(Param("nc", {64, 128, 256, 512, 1024, 2048, 4096, 8192}, init.nc,
                            "columns per packed B panel (NC: the panel in L3; rounded to NR)"));
   s.params.push_back(
-      Param("unroll_k", {1, 2, 4, 8}, init.unroll_k, "unroll of the micro-kernel's k loop"));
+      Param("unroll_k", {1, 2, 4, 8}, reg.unroll_k, "unroll of the micro-kernel's k loop"));
   s.params.push_back(Param("prefetch_c", {0, 1}, init.prefetch_c ? 1 : 0,
                            "1: the micro-kernel prefetches its C tile before the k loop"));
   s.params.push_back(Param("thread_split", {0, 1, 2}, static_cast<int64_t>(init.split),
