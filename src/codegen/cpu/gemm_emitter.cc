@@ -321,55 +321,6 @@ void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
     << "              }\n";
 }
 
-constexpr const char* kBuffersMarker = "// mk-gemm: packing buffers\n";
-
-// The packing buffers' type (mk_gemm_buffer), emitted once per module.
-void EnsureGemmBuffers(ModuleContext& mc) {
-  if (mc.prelude().str().find(kBuffersMarker) != std::string::npos) return;
-  mc.prelude()
-      << kBuffersMarker
-      << "// The GEMM's packing buffers, kept per thread across calls (slot 0: A, 1: B): freeing and\n"
-      << "// reallocating a few hundred KB per call costs page faults (and, with threads, mm lock\n"
-      << "// contention) that took as long as a 512^3 bf16 multiply on AMX tiles. Buffers over\n"
-      << "// 8 MiB are not kept: their faults are small next to the GEMM that needs them.\n"
-      << "class mk_gemm_buffer {\n"
-      << " public:\n"
-      << "  mk_gemm_buffer(int slot, size_t bytes) {\n"
-      << "    bytes = (bytes + 63) / 64 * 64 + 64;\n"
-      << "    if (bytes > (size_t{8} << 20)) {\n"
-      << "      p = owned_ = std::aligned_alloc(64, bytes);\n"
-      << "      return;\n"
-      << "    }\n"
-      << "    thread_local Kept kept;\n"
-      << "    if (kept.bytes[slot] < bytes) {\n"
-      << "      std::free(kept.p[slot]);\n"
-      << "      kept.p[slot] = std::aligned_alloc(64, bytes);\n"
-      << "      kept.bytes[slot] = bytes;\n"
-      << "    }\n"
-      << "    p = kept.p[slot];\n"
-      << "  }\n"
-      << "  ~mk_gemm_buffer() { std::free(owned_); }\n"
-      << "  mk_gemm_buffer(const mk_gemm_buffer&) = delete;\n"
-      << "  mk_gemm_buffer& operator=(const mk_gemm_buffer&) = delete;\n"
-      << "  void* p = nullptr;\n"
-      << "\n"
-      << " private:\n"
-      << "  struct Kept {\n"
-      << "    void* p[2] = {};\n"
-      << "    size_t bytes[2] = {};\n"
-      << "    ~Kept() {\n"
-      << "      std::free(p[0]);\n"
-      << "      std::free(p[1]);\n"
-      << "    }\n"
-      << "  };\n"
-      << "  void* owned_ = nullptr;\n"
-      << "};\n";
-}
-
-}  // namespace
-
-namespace {
-
 // A dot operand read through its lambda, its dims placed by role.
 PackSource DotSource(FunctionEmitter& f, const hlo::Instruction& operand,
                      const std::vector<int64_t>& batch, const std::vector<int64_t>& free,
@@ -445,7 +396,6 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   const int64_t kpad_max = RoundUp(p.kc, kalign);
   const int64_t elt = l.pairs ? 2 : 4;
   const int64_t a_bytes = l.mc * kpad_max * elt, b_bytes = p.nc * kpad_max * elt;
-  EnsureGemmBuffers(f.module());
   auto& o = f.out();
   o << "  {  // blocked GEMM: batch " << g.batch << ", M " << g.m << ", N " << g.n << ", K " << g.k
     << "; tile " << p.mr << "x" << p.nr << ", kc " << p.kc << ", mc " << l.mc << ", nc " << p.nc
@@ -465,15 +415,15 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
       << "    float* const gm_acc = static_cast<float*>(gm_acc_mem.p);\n";
   }
   if (l.shared_b) {
-    o << "    mk_gemm_buffer gm_bp_mem(1, " << b_bytes << ");\n"
+    o << "    mkrt::Scratch gm_bp_mem(" << b_bytes << ");\n"
       << "    " << l.pt << "* const gm_bp = static_cast<" << l.pt << "*>(gm_bp_mem.p);\n";
   }
   if (l.parallel) o << "#pragma omp parallel num_threads(" << p.threads << ")\n";
   o << "    {\n"
-    << "      mk_gemm_buffer gm_ap_mem(0, " << a_bytes << ");\n"
+    << "      mkrt::Scratch gm_ap_mem(" << a_bytes << ");\n"
     << "      " << l.pt << "* const gm_ap = static_cast<" << l.pt << "*>(gm_ap_mem.p);\n";
   if (!l.shared_b) {
-    o << "      mk_gemm_buffer gm_bp_mem(1, " << b_bytes << ");\n"
+    o << "      mkrt::Scratch gm_bp_mem(" << b_bytes << ");\n"
       << "      " << l.pt << "* const gm_bp = static_cast<" << l.pt << "*>(gm_bp_mem.p);\n";
   }
   o << "      alignas(64) float gm_tile[kMR * kNR];\n";
