@@ -61,16 +61,35 @@ std::string Dims(const hlo::Shape& s) {
   return out.empty() ? "scalar" : out;
 }
 
-// Exports the workloads whose task directory is missing into `dir` (the suite export machinery
-// of `maxkernel suite export`, through the bridge).
+}  // namespace
+
+bool CachedTaskIsCurrent(const fs::path& task_dir, const std::string& suite) {
+  std::error_code ec;
+  if (!fs::exists(task_dir / "task.yaml", ec)) return false;
+  auto t = task::LoadTask(task_dir.string());
+  if (!t.ok() || t->source_workload.empty()) return false;
+  const fs::path workload = fs::path(t->source_workload).is_relative()
+                                ? task_dir / t->source_workload
+                                : fs::path(t->source_workload);
+  const fs::path want = fs::path(suite) / task_dir.parent_path().filename() / "workload.py";
+  return fs::exists(workload, ec) && fs::equivalent(workload, want, ec);
+}
+
+namespace {
+
+// Exports the workloads whose cached task directory is missing or stale into `dir` (the suite
+// export machinery of `maxkernel suite export`, through the bridge).
 Status ExportMissing(const JaxbenchOptions& o, const std::string& dir, const BenchProgress& say) {
+  const std::string suite = o.suite_dir.empty() ? task::DefaultSuiteDir() : o.suite_dir;
   std::vector<std::string> missing;
   std::error_code ec;
   for (const std::string& id : o.only) {
-    if (!fs::exists(fs::path(dir) / id / o.scale / "task.yaml", ec)) missing.push_back(id);
+    const fs::path task_dir = fs::path(dir) / id / o.scale;
+    if (CachedTaskIsCurrent(task_dir, suite)) continue;
+    fs::remove_all(task_dir, ec);
+    missing.push_back(id);
   }
   if (missing.empty()) return Status::Ok();
-  const std::string suite = o.suite_dir.empty() ? task::DefaultSuiteDir() : o.suite_dir;
   if (say)
     say("exporting " + Join(missing, ",") + " (" + o.scale + ") from " + suite + " into " + dir);
   fs::create_directories(dir, ec);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -44,6 +45,11 @@ struct JaxbenchOptions {
 Status ParseCompareList(const std::string& text, bool& xla, bool& interp);
 // "12p,8p" -> ids (non-empty, no repeats; the suite decides whether they exist).
 Result<std::vector<std::string>> ParseOnlyList(const std::string& text);
+
+// Whether the cached task in `task_dir` (CACHE/<id>/<scale>) can be reused for the suite in
+// `suite`: it loads and its workload file is that suite's <id>/workload.py. A cache that outlived
+// the checkout which exported it is stale and is exported again.
+bool CachedTaskIsCurrent(const std::filesystem::path& task_dir, const std::string& suite);
 
 // $XDG_CACHE_HOME/maxkernel/bench-tasks, else ~/.cache/maxkernel/bench-tasks.
 std::string DefaultBenchTasksDir();

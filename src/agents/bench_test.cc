@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -79,6 +81,38 @@ TEST(BenchJaxbenchTest, CompareAndOnlyListsAreValidated) {
   EXPECT_FALSE(ParseOnlyList("12p,12p").ok());
   EXPECT_FALSE(ParseOnlyList("../x").ok());
   EXPECT_FALSE(ParseOnlyList("").ok());
+}
+
+// The task cache outlives checkouts: a cached task whose workload file is gone (or belongs to
+// another suite folder) must be exported again, not benchmarked against a missing reference.
+TEST(BenchJaxbenchTest, CachedTaskIsCurrentOnlyForItsOwnSuitesWorkload) {
+  namespace fs = std::filesystem;
+  char tmpl[] = "/tmp/mk-bench-cache-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const fs::path root = tmpl;
+  const fs::path suite = root / "suite", other = root / "other";
+  fs::create_directories(suite / "41k");
+  fs::create_directories(other / "41k");
+  std::ofstream(suite / "41k" / "workload.py") << "# workload\n";
+  std::ofstream(other / "41k" / "workload.py") << "# workload\n";
+  std::ifstream in(std::string(MK_SOURCE_DIR) + "/bench/jaxbench/41k/ci/task.yaml");
+  ASSERT_TRUE(in.good());
+  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string rel = "\"../workload.py\"";
+  ASSERT_NE(yaml.find(rel), std::string::npos);
+  auto cached = [&](const fs::path& workload) {
+    const fs::path dir = root / "cache" / "41k" / "bench";
+    fs::create_directories(dir);
+    std::string text = yaml;
+    text.replace(text.find(rel), rel.size(), "\"" + workload.string() + "\"");
+    std::ofstream(dir / "task.yaml") << text;
+    return dir;
+  };
+  EXPECT_TRUE(CachedTaskIsCurrent(cached(suite / "41k" / "workload.py"), suite.string()));
+  EXPECT_FALSE(CachedTaskIsCurrent(cached(other / "41k" / "workload.py"), suite.string()));
+  EXPECT_FALSE(CachedTaskIsCurrent(cached(root / "gone" / "41k" / "workload.py"), suite.string()));
+  EXPECT_FALSE(CachedTaskIsCurrent(root / "cache" / "50k" / "bench", suite.string()));
+  fs::remove_all(root);
 }
 
 TEST(BenchGemmTest, LibraryRoundsRunWithoutTheOpenBlasOverrides) {
