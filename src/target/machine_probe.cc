@@ -15,6 +15,10 @@ constexpr int64_t kMaxUnits = int64_t{1} << 40;
 
 bool UsesAvx512(const Target& host) { return host.Has("avx512f"); }
 
+bool HasAmx(const Target& host) {
+  return UsesAvx512(host) && host.Has("amx_tile") && host.Has("amx_bf16");
+}
+
 int LanesF32(const Target& host) { return UsesAvx512(host) ? 16 : 8; }
 
 // The vector vocabulary the generated kernels are written in, so one text serves AVX-512 and
@@ -120,6 +124,73 @@ std::string DotBf16Body(int k) {
   return s.str();
 }
 
+// AMX tiles (amx_bf16): per trip, 4 tdpbf16ps into 4 accumulator tiles from 2 A and 2 B tiles,
+// each 16x16 outputs x 32 bf16 products (16384 FLOPs). The bf16 GEMM runs on tiles where the
+// CPU has them, so its roofline needs this rate, not vdpbf16ps'. Linux grants the tile state
+// per process on request; a refusal comes back as threads = -2 (the probe then skips AMX).
+std::string AmxBf16Body() {
+  return R"(#include <sys/syscall.h>
+#include <unistd.h>
+
+struct alignas(64) mk_probe_tilecfg {
+  uint8_t palette, start_row, reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+};
+
+extern "C" void mk_kernel(void** buffers) {
+  const int64_t trips = *static_cast<const int64_t*>(buffers[0]);
+  double* out = static_cast<double*>(buffers[1]);
+  if (syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) != 0) {
+    out[0] = 0;
+    out[1] = -2;
+    return;
+  }
+  double sink = 0;
+  int threads = 0;
+#pragma omp parallel num_threads(omp_get_num_procs()) reduction(+ : sink)
+  {
+#pragma omp single
+    threads = omp_get_num_threads();
+    mk_probe_tilecfg cfg = {};
+    cfg.palette = 1;
+    for (int t = 0; t < 8; ++t) {
+      cfg.rows[t] = 16;
+      cfg.colsb[t] = 64;
+    }
+    _tile_loadconfig(&cfg);
+    alignas(64) uint16_t a[16 * 32], b[16 * 32];
+    for (int i = 0; i < 16 * 32; ++i) {
+      a[i] = (uint16_t)(0x3A83 + (trips & 1));  // ~0.001
+      b[i] = 0x3F80;                            // 1.0
+    }
+    _tile_loadd(4, a, 64);
+    _tile_loadd(5, a, 64);
+    _tile_loadd(6, b, 64);
+    _tile_loadd(7, b, 64);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (int64_t t = 0; t < trips; ++t) {
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 5, 7);
+    }
+    alignas(64) float c[16 * 16];
+    _tile_stored(0, c, 64);
+    sink += c[0];
+    _tile_stored(3, c, 64);
+    sink += c[255] + omp_get_thread_num();
+    _tile_release();
+  }
+  out[0] = sink;
+  out[1] = threads;
+}
+)";
+}
+
 // A read-sum over a buffer allocated and first-touched (in parallel, with the same static split
 // as the timed loop, so pages sit near the core that reads them) by the first call: the sandbox
 // runs a warm-up call first, so allocation never lands in a timed call. The buffer must hold
@@ -195,6 +266,7 @@ double Median(std::vector<double> v) {
 Status CheckRun(const ProbeKernelRun& run, ProbeKernelKind kind) {
   std::string name = ProbeKernelName(kind);
   if (run.threads == -1) return IoError("probe " + name + ": could not allocate its buffer");
+  if (run.threads == -2) return Unimplemented("probe " + name + ": the OS refused the AMX tile state");
   if (run.threads < 1) {
     return Internal("probe " + name + " reported " + std::to_string(run.threads) + " threads");
   }
@@ -255,6 +327,7 @@ const char* ProbeKernelName(ProbeKernelKind kind) {
     case ProbeKernelKind::kFmaF32: return "fma_f32";
     case ProbeKernelKind::kDotBf16: return "dot_bf16";
     case ProbeKernelKind::kStreamRead: return "stream_read";
+    case ProbeKernelKind::kAmxBf16: return "amx_bf16";
   }
   return "unknown";
 }
@@ -299,6 +372,9 @@ Result<std::string> ProbeKernelSource(ProbeKernelKind kind, const Target& host,
     case ProbeKernelKind::kStreamRead:
       if (stream_bytes < 4096) return InvalidArgument("probe stream buffer under 4 KiB");
       return text + StreamReadBody(stream_bytes);
+    case ProbeKernelKind::kAmxBf16:
+      if (!HasAmx(host)) return Unimplemented("AMX probe needs amx_tile and amx_bf16");
+      return text + AmxBf16Body();
   }
   return InvalidArgument("unknown probe kernel");
 }
@@ -316,6 +392,9 @@ double ProbeWorkPerCall(ProbeKernelKind kind, const Target& host, int64_t units,
     case ProbeKernelKind::kStreamRead:
       // The threads split one buffer: the bytes read do not depend on their number.
       return static_cast<double>(units) * static_cast<double>(stream_bytes);
+    case ProbeKernelKind::kAmxBf16:
+      // 4 tdpbf16ps per trip, each 16 x 16 outputs x 32 products x (mul + add).
+      return static_cast<double>(units) * threads * 4 * 16384.0;
   }
   return 0;
 }
@@ -344,6 +423,18 @@ Result<MachineProbeResult> RunMachineProbe(const Target& host, ProbeKernelRunner
                         MeasureKernel(ProbeKernelKind::kDotBf16, host, runner, options, 0));
     result.peak_flops_bf16 = bf16.rate;
     result.measurements.push_back(bf16);
+    // Tiles are what the bf16 GEMM uses where they exist: their rate is the bf16 peak. A
+    // refused or failed tile probe leaves the vdpbf16ps rate and says why.
+    if (HasAmx(host)) {
+      auto amx = MeasureKernel(ProbeKernelKind::kAmxBf16, host, runner, options, 0);
+      if (amx.ok()) {
+        result.peak_flops_bf16 = std::max(bf16.rate, amx->rate);
+        result.measurements.push_back(*amx);
+        result.notes.push_back("bf16: peak from AMX tiles (amx_bf16)");
+      } else {
+        result.notes.push_back("bf16: AMX not measured (" + amx.status().message() + ")");
+      }
+    }
   } else {
     result.notes.push_back("bf16: absent (no avx512_bf16 instruction)");
   }

@@ -22,8 +22,8 @@
 
 namespace mk::target {
 
-enum class ProbeKernelKind { kFmaF32, kDotBf16, kStreamRead };
-// "fma_f32", "dot_bf16", "stream_read".
+enum class ProbeKernelKind { kFmaF32, kDotBf16, kStreamRead, kAmxBf16 };
+// "fma_f32", "dot_bf16", "stream_read", "amx_bf16".
 const char* ProbeKernelName(ProbeKernelKind kind);
 
 struct ProbeOptions {

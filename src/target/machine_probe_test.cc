@@ -37,10 +37,19 @@ class FakeRunner : public ProbeKernelRunner {
                                ? ProbeKernelKind::kFmaF32
                            : source.find("probe: dot_bf16") != std::string::npos
                                ? ProbeKernelKind::kDotBf16
+                           : source.find("probe: amx_bf16") != std::string::npos
+                               ? ProbeKernelKind::kAmxBf16
                                : ProbeKernelKind::kStreamRead;
     ++requests[ProbeKernelName(kind)];
+    if (kind == ProbeKernelKind::kAmxBf16 && amx_refused) {
+      ProbeKernelRun refused;
+      refused.threads = -2;
+      refused.times_s.assign(static_cast<size_t>(repetitions), 1e-3);
+      return refused;
+    }
     double rate = kind == ProbeKernelKind::kFmaF32    ? 700e9
                   : kind == ProbeKernelKind::kDotBf16 ? 900e9
+                  : kind == ProbeKernelKind::kAmxBf16 ? 3000e9
                                                       : 40e9;
     double work = ProbeWorkPerCall(kind, host_, units, kThreads, options_,
                                    StreamBufferBytes(host_, options_));
@@ -56,6 +65,7 @@ class FakeRunner : public ProbeKernelRunner {
 
   static constexpr int kThreads = 2;
   std::map<std::string, int> requests;
+  bool amx_refused = false;  // the OS refuses the tile state
 
  private:
   Target host_;
@@ -92,6 +102,48 @@ TEST(MachineProbe, SourcesFollowTheIsaAndTheKernelAbi) {
   EXPECT_FALSE(ProbeKernelSource(ProbeKernelKind::kFmaF32, sse, options, 0).ok());
   options.accumulators = 40;  // more chains than vector registers
   EXPECT_FALSE(ProbeKernelSource(ProbeKernelKind::kFmaF32, host, options, 0).ok());
+}
+
+// Where the CPU has AMX, the bf16 GEMM runs on tiles: the bf16 peak is the tiles' rate. A
+// refused tile state keeps the vdpbf16ps rate and says so; a CPU without AMX is not asked.
+TEST(MachineProbe, Bf16PeakIsTheAmxTilesRateWhereTheyExist) {
+  Target host = Avx512Host(true);
+  host.isa.push_back("amx_tile");
+  host.isa.push_back("amx_bf16");
+  ProbeOptions options;
+  options.seconds_per_call = 0.05;
+  options.repetitions = 2;
+  options.stream_bytes = 1 << 20;
+  auto amx = ProbeKernelSource(ProbeKernelKind::kAmxBf16, host, options, 0);
+  ASSERT_TRUE(amx.ok()) << amx.status().ToString();
+  EXPECT_NE(amx->find("_tile_dpbf16ps(3, 5, 7);"), std::string::npos);
+  EXPECT_NE(amx->find("ARCH_REQ_XCOMP_PERM"), std::string::npos);
+  EXPECT_DOUBLE_EQ(ProbeWorkPerCall(ProbeKernelKind::kAmxBf16, host, 10, 2, options, 0),
+                   10.0 * 2 * 4 * 16 * 16 * 32 * 2);
+  {
+    FakeRunner runner(host, options);
+    auto result = RunMachineProbe(host, runner, options);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    ASSERT_TRUE(result->peak_flops_bf16.has_value());
+    EXPECT_NEAR(*result->peak_flops_bf16 / 3000e9, 1, 1e-3);
+    EXPECT_GE(runner.requests["amx_bf16"], 1);
+  }
+  {
+    FakeRunner runner(host, options);
+    runner.amx_refused = true;
+    auto result = RunMachineProbe(host, runner, options);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_NEAR(*result->peak_flops_bf16 / 900e9, 1, 1e-3);
+    bool said = false;
+    for (const auto& n : result->notes) said |= n.find("AMX not measured") != std::string::npos;
+    EXPECT_TRUE(said);
+  }
+  Target no_amx = Avx512Host(true);
+  EXPECT_EQ(ProbeKernelSource(ProbeKernelKind::kAmxBf16, no_amx, options, 0).status().code(),
+            ErrorCode::kUnimplemented);
+  FakeRunner runner(no_amx, options);
+  ASSERT_TRUE(RunMachineProbe(no_amx, runner, options).ok());
+  EXPECT_EQ(runner.requests.count("amx_bf16"), 0u);
 }
 
 TEST(MachineProbe, WorkPerCallCountsFlopsAndBytes) {
