@@ -145,14 +145,24 @@ Result<int> RunDoctor(const DoctorOptions& opts) {
     if (peaks["status"] == "unavailable") {
       o << "peaks       unavailable: " << peaks.value("error", std::string()) << "\n";
     } else {
+      // Which instruction the bf16 peak is: AMX tiles where the probe measured them.
+      bool amx = false;
+      const json& details = peaks.contains("details") ? peaks["details"] : json();
+      if (details.is_object() && details.contains("measurements") &&
+          details["measurements"].is_array()) {
+        for (const json& m : details["measurements"]) {
+          amx |= m.is_object() && m.value("kernel", std::string()) == "amx_bf16";
+        }
+      }
       o << "peaks       (" << (peaks["status"] == "probed" ? "measured now" : "stored")
         << ", probe #" << peaks["probe_id"].get<int64_t>() << (opts.quick ? ", quick" : "")
         << ")\n"
         << "  f32 FMA   " << Fixed(peaks["f32_gflops"].get<double>(), 1) << " GFLOP/s\n"
-        << "  bf16 dot  "
+        << "  bf16      "
         << (peaks["bf16_gflops"].is_null()
                 ? std::string("absent (no avx512_bf16)")
-                : Fixed(peaks["bf16_gflops"].get<double>(), 1) + " GFLOP/s")
+                : Fixed(peaks["bf16_gflops"].get<double>(), 1) + " GFLOP/s" +
+                      (amx ? " (AMX tiles)" : " (vdpbf16ps)"))
         << "\n"
         << "  stream    " << Fixed(peaks["gbytes_per_s"].get<double>(), 1) << " GB/s (read)\n";
     }

@@ -1,7 +1,8 @@
 // The machine probe: measures what this CPU can actually do, so that roofline bounds use real
 // peaks instead of the nominal clock x lanes x pipes model of HostCpu():
 //   - f32 FMA throughput: a register-only loop of independent AVX-512 FMA chains, all cores;
-//   - bf16 dot-product throughput (vdpbf16ps, f32 accumulation) when avx512_bf16 exists;
+//   - bf16 dot-product throughput (vdpbf16ps, f32 accumulation) when avx512_bf16 exists, and
+//     AMX tile throughput (tdpbf16ps) where amx_tile/amx_bf16 exist: the larger is the bf16 peak;
 //   - streaming read bandwidth: a vector read-sum over a buffer much larger than the L3, all cores.
 // The probe kernels are generated C++ (the sandbox ABI of runtime/kernel_abi.h) and are run by a
 // ProbeKernelRunner. This layer sits below the runtime, so the runner is an interface here; the
