@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "target/amx_runtime.h"
+
 namespace mk::target {
 
 namespace {
@@ -129,19 +131,12 @@ std::string DotBf16Body(int k) {
 // CPU has them, so its roofline needs this rate, not vdpbf16ps'. Linux grants the tile state
 // per process on request; a refusal comes back as threads = -2 (the probe then skips AMX).
 std::string AmxBf16Body() {
-  return R"(#include <sys/syscall.h>
-#include <unistd.h>
-
-struct alignas(64) mk_probe_tilecfg {
-  uint8_t palette, start_row, reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-};
-
+  return std::string("#include <sys/syscall.h>\n#include <unistd.h>\n\n") +
+         AmxTileRuntimeSource() + R"(
 extern "C" void mk_kernel(void** buffers) {
   const int64_t trips = *static_cast<const int64_t*>(buffers[0]);
   double* out = static_cast<double*>(buffers[1]);
-  if (syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) != 0) {
+  if (!mk_amx_permitted()) {
     out[0] = 0;
     out[1] = -2;
     return;
@@ -152,13 +147,7 @@ extern "C" void mk_kernel(void** buffers) {
   {
 #pragma omp single
     threads = omp_get_num_threads();
-    mk_probe_tilecfg cfg = {};
-    cfg.palette = 1;
-    for (int t = 0; t < 8; ++t) {
-      cfg.rows[t] = 16;
-      cfg.colsb[t] = 64;
-    }
-    _tile_loadconfig(&cfg);
+    mk_amx_load_config();
     alignas(64) uint16_t a[16 * 32], b[16 * 32];
     for (int i = 0; i < 16 * 32; ++i) {
       a[i] = (uint16_t)(0x3A83 + (trips & 1));  // ~0.001

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "codegen/cpu/gemm_microkernel.h"
+#include "target/amx_runtime.h"
 
 namespace mk::codegen::cpu {
 
@@ -25,35 +26,13 @@ void EnsureAmxRuntime(ModuleContext& mc) {
     << "#if " << kAmxBuilt << "\n#include <sys/syscall.h>\n#include <unistd.h>\n#endif\n"
     << "namespace {\n"
     << "#if " << kAmxBuilt << "\n"
-    << "// Linux grants the tile data state (XFEATURE_XTILEDATA = 18) only on request\n"
-    << "// (arch_prctl ARCH_REQ_XCOMP_PERM = 0x1023); a tile instruction without it is SIGILL.\n"
-    << "// Asked once per process (a thread-safe local static) and checked with\n"
-    << "// ARCH_GET_XCOMP_PERM = 0x1022. MAXKERNEL_NO_AMX in the environment keeps tiles off.\n"
-    << "static bool mk_amx_permitted() {\n"
-    << "  static const bool ok = [] {\n"
-    << "    if (std::getenv(\"MAXKERNEL_NO_AMX\") != nullptr) return false;\n"
-    << "    if (syscall(SYS_arch_prctl, 0x1023, 18) != 0) return false;\n"
-    << "    unsigned long granted = 0;\n"
-    << "    return syscall(SYS_arch_prctl, 0x1022, &granted) == 0 && ((granted >> 18) & 1) != 0;\n"
-    << "  }();\n"
-    << "  return ok;\n"
-    << "}\n"
+    << target::AmxTileRuntimeSource()
     << "// This thread's tiles for the micro-kernel (palette 1): tmm0-3 the 16x16 f32 C tiles,\n"
     << "// tmm4-5 A (16 rows x 32 bf16), tmm6-7 B (16 k pairs x 16 columns x 2 bf16); every\n"
     << "// tile 16 rows of 64 bytes. False when tiles cannot be used.\n"
     << "static bool " << kAmxBegin << "() {\n"
     << "  if (!mk_amx_permitted()) return false;\n"
-    << "  struct alignas(64) {\n"
-    << "    uint8_t palette, start_row, reserved[14];\n"
-    << "    uint16_t colsb[16];\n"
-    << "    uint8_t rows[16];\n"
-    << "  } cfg = {};\n"
-    << "  cfg.palette = 1;\n"
-    << "  for (int t = 0; t < 8; ++t) {\n"
-    << "    cfg.colsb[t] = 64;\n"
-    << "    cfg.rows[t] = 16;\n"
-    << "  }\n"
-    << "  _tile_loadconfig(&cfg);\n"
+    << "  mk_amx_load_config();\n"
     << "  return true;\n"
     << "}\n"
     << "static void " << kAmxEnd << "(bool on) {\n"
@@ -157,14 +136,7 @@ std::string AmxGemmMicroKernel(ModuleContext& mc, bool prefetch_c) {
     << "__attribute__((noinline)) static void " << name
     << "(int64_t kpad, const uint16_t* __restrict a, const uint16_t* __restrict b, "
     << "float* __restrict c, int64_t ldc, bool acc, bool tiles) {\n";
-  if (prefetch_c) {
-    o << "#if defined(__SSE__)\n"
-      << "  for (int64_t i = 0; i < 32; ++i) {\n"
-      << "    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);\n"
-      << "    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);\n"
-      << "  }\n"
-      << "#endif\n";
-  }
+  if (prefetch_c) EmitPrefetchC(o, 32, 32);
   o << "#if " << kAmxBuilt << "\n";
   EmitTileBody(o);
   o << "#endif\n"

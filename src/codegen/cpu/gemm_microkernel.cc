@@ -93,19 +93,6 @@ void EmitWriteBack(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr) {
   }
 }
 
-// Prefetches of the MR×NR C tile's 64-byte lines (f32), issued before the k loop so that they
-// complete under its FMAs.
-void EmitPrefetchC(std::ostream& o, int64_t mr, int64_t nr) {
-  o << "#if defined(__SSE__)\n";
-  for (int64_t i = 0; i < mr; ++i) {
-    for (int64_t j = 0; j < nr; j += 16) {
-      o << "  _mm_prefetch(reinterpret_cast<const char*>(c + " << i << " * ldc + " << j
-        << "), _MM_HINT_T0);\n";
-    }
-  }
-  o << "#endif\n";
-}
-
 // Portable fallback (no SIMD flavour matched the compiler's flags): same contract, plain loops.
 void EmitScalar(std::ostream& o, bool bf16_pairs, int64_t mr, int64_t nr) {
   o << "  float t[" << mr * nr << "] = {};\n";
@@ -129,6 +116,19 @@ void EmitScalar(std::ostream& o, bool bf16_pairs, int64_t mr, int64_t nr) {
 }
 
 }  // namespace
+
+// Prefetches of the MR×NR C tile's 64-byte lines (f32), issued before the k loop so that they
+// complete under its FMAs.
+void EmitPrefetchC(std::ostream& o, int64_t mr, int64_t nr) {
+  o << "#if defined(__SSE__)\n";
+  for (int64_t i = 0; i < mr; ++i) {
+    for (int64_t j = 0; j < nr; j += 16) {
+      o << "  _mm_prefetch(reinterpret_cast<const char*>(c + " << i << " * ldc + " << j
+        << "), _MM_HINT_T0);\n";
+    }
+  }
+  o << "#endif\n";
+}
 
 void EnsureGemmIntrinsics(ModuleContext& mc) {
   if (mc.prelude().str().find(kIntrinsicsMarker) != std::string::npos) return;

@@ -23,6 +23,10 @@ namespace mk::codegen::cpu {
 std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int64_t nr,
                             int64_t unroll_k, bool prefetch_c = true);
 
+// Prefetches of the MR×NR f32 C tile's 64-byte lines (`c`, row stride `ldc` in the emitted
+// function), issued before the k loop so that they complete under its multiplies.
+void EmitPrefetchC(std::ostream& o, int64_t mr, int64_t nr);
+
 // Includes <immintrin.h> at file scope of the generated source (once per module).
 void EnsureGemmIntrinsics(ModuleContext& mc);
 

@@ -22,7 +22,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <type_traits>
 #include <vector>
 #ifdef _OPENMP
@@ -556,7 +555,7 @@ inline size_t thread_slots(int pinned) {
 // made the call 3x slower). A pool holds at most MK_SCRATCH_CACHE_MB (default 1024) MiB of free
 // blocks; 0 disables it. MK_SCRATCH_POISON=1 fills every block handed out with 0xFF bytes (NaN
 // as float), so a kernel that reads scratch it did not write shows up in testing instead of
-// reading stale values.
+// reading stale values. A pool is not shared between threads (get() is the calling thread's).
 class ScratchPool {
  public:
   // The calling thread's pool, configured from the environment.
@@ -573,29 +572,23 @@ class ScratchPool {
   }
 
   // Free bytes held for reuse.
-  size_t held() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return held_;
-  }
+  size_t held() const { return held_; }
 
   void* acquire(size_t bytes, size_t* cap) {
     void* p = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      // Smallest free block that fits and is not more than twice as big.
-      size_t best = free_.size();
-      for (size_t i = 0; i < free_.size(); ++i) {
-        if (free_[i].cap >= bytes && free_[i].cap / 2 <= bytes &&
-            (best == free_.size() || free_[i].cap < free_[best].cap)) {
-          best = i;
-        }
+    // Smallest free block that fits and is not more than twice as big.
+    size_t best = free_.size();
+    for (size_t i = 0; i < free_.size(); ++i) {
+      if (free_[i].cap >= bytes && free_[i].cap / 2 <= bytes &&
+          (best == free_.size() || free_[i].cap < free_[best].cap)) {
+        best = i;
       }
-      if (best != free_.size()) {
-        p = free_[best].p;
-        *cap = free_[best].cap;
-        held_ -= *cap;
-        free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
-      }
+    }
+    if (best != free_.size()) {
+      p = free_[best].p;
+      *cap = free_[best].cap;
+      held_ -= *cap;
+      free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
     }
     if (!p) {
       *cap = (bytes + 63) / 64 * 64 + 64;
@@ -607,7 +600,6 @@ class ScratchPool {
 
   void release(void* p, size_t cap) {
     if (!p) return;
-    std::lock_guard<std::mutex> lock(mu_);
     free_.push_back({p, cap});
     held_ += cap;
     // Over the cap: free the oldest blocks first.
@@ -623,7 +615,6 @@ class ScratchPool {
     void* p;
     size_t cap;
   };
-  std::mutex mu_;
   std::vector<Block> free_;
   size_t held_ = 0, limit_ = 0;
   bool poison_ = false;
