@@ -345,6 +345,8 @@ TEST(ConvGemmAnalysisTest, SpaceDeclaresTheGemmParameters) {
         names.insert(p.name);
         EXPECT_NE(std::find(p.values.begin(), p.values.end(), p.initial), p.values.end()) << p.name;
       }
+      EXPECT_EQ(names.count("vector_bits"), target.Has("avx512f") ? 1u : 0u);
+      names.erase("vector_bits");
       std::set<std::string> want =
           c.gemm ? std::set<std::string>{"threads", "gemm_blocked", "mr", "nr", "kc", "mc", "nc",
                                          "unroll_k", "thread_split", "prefetch_c"}

@@ -70,10 +70,16 @@ Result<std::string> EmitKernel(ModuleContext& mc, const analysis::Kernel& kernel
   }
   for (const Instruction* inst : kernel.instructions) MK_RETURN_IF_ERROR(f.EmitInstruction(inst));
   std::ostringstream fn;
+  // GCC's tuning for AVX-512 CPUs keeps loops at 256 bits; the schedule may ask for 512 for this
+  // kernel's function (its lambdas and OpenMP bodies included; the prelude keeps the default).
+  const bool wide = schedule.Get("vector_bits", 0) == 512;
+  if (wide) fn << "#pragma GCC push_options\n#pragma GCC target(\"prefer-vector-width=512\")\n";
   fn << "// " << kernel.name << ": " << kernel.instructions.size() << " ops, " << kernel.flops
      << " flops, " << kernel.bytes << " bytes\n"
      << "static void kernel_" << kernel.id << "(void** slot) {\n"
-     << f.Finish() << "}\n\n";
+     << f.Finish() << "}\n";
+  if (wide) fn << "#pragma GCC pop_options\n";
+  fn << "\n";
   return fn.str();
 }
 

@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "codegen/cpu/cpu_types.h"
+#include "codegen/cpu/element_chain.h"
 #include "codegen/cpu/vector_loops.h"
 #include "codegen/cpu/vector_rows.h"
 #include "hlo/literal.h"
@@ -256,17 +257,22 @@ Status FunctionEmitter::DefineLoadLambda(const std::string& name, const hlo::Sha
 
 Status FunctionEmitter::EmitMaterializeLoop(const hlo::Shape& shape, const std::string& fn,
                                             const std::string& ptr) {
+  return EmitStoreLoop(shape, "", CallExpr(fn, IndexVars(shape.rank())), ptr);
+}
+
+Status FunctionEmitter::EmitStoreLoop(const hlo::Shape& shape, const std::string& statements,
+                                      const std::string& value, const std::string& ptr) {
   int64_t rank = shape.rank();
   const int64_t bound = static_cast<int64_t>(rows_.size());
   if (bound > rank) return Internal("row-fused kernel stores a value without its row dims");
+  const std::string lin = rank == 0 ? "0" : LinearIndexExpr(IndexVars(rank), shape.dims());
+  std::string store = ptr + "[" + lin + "] = " + StoreExpr(shape.dtype(), value) + ";";
+  if (!statements.empty()) store = "{ " + statements + store + " }";
   if (rank == 0) {
-    loops() << "  " << ptr << "[0] = " << StoreExpr(shape.dtype(), fn + "()") << ";\n";
+    loops() << "  " << store << "\n";
     return Status::Ok();
   }
-  std::string lin = LinearIndexExpr(IndexVars(rank), shape.dims());
-  EmitVectorLoopNest(loops(), LoopScheduleOf(*this), shape.dims(), shape.num_elements(),
-                     ptr + "[" + lin + "] = " +
-                         StoreExpr(shape.dtype(), CallExpr(fn, IndexVars(rank))) + ";",
+  EmitVectorLoopNest(loops(), LoopScheduleOf(*this), shape.dims(), shape.num_elements(), store,
                      bound);
   return Status::Ok();
 }
@@ -366,6 +372,7 @@ Status FunctionEmitter::EmitInstruction(const Instruction* inst) {
       MK_RETURN_IF_ERROR(EmitRowCached(inst, name, body));
     } else {
       MK_RETURN_IF_ERROR(DefineLambda(name, inst->shape, body));
+      elemental_order_[inst] = static_cast<int>(elemental_order_.size());
       // A reshape of a dense load is a dense load of the same array (elemental.cc).
       const bool reshape = inst->opcode == Opcode::kReshape || inst->opcode == Opcode::kBitcast;
       if (reshape && !inst->operands.empty() && HasValue(inst->operands[0])) {
@@ -378,7 +385,9 @@ Status FunctionEmitter::EmitInstruction(const Instruction* inst) {
   }
   if (IsOutput(inst)) {
     MK_ASSIGN_OR_RETURN(std::string ptr, StorageFor(inst, 0, inst->shape));
-    MK_RETURN_IF_ERROR(EmitMaterializeLoop(inst->shape, name, ptr));
+    std::string value;
+    MK_ASSIGN_OR_RETURN(std::string statements, ElementStatements(*this, inst, {}, &value));
+    MK_RETURN_IF_ERROR(EmitStoreLoop(inst->shape, statements, value, ptr));
   }
   return Status::Ok();
 }

@@ -110,11 +110,31 @@ class FunctionEmitter {
   // Emits a loop nest over `shape` storing `fn`'s values into typed pointer `ptr`.
   Status EmitMaterializeLoop(const hlo::Shape& shape, const std::string& fn,
                              const std::string& ptr);
+  // The same for a value's element computed by `statements` (element_chain.h) as `value`.
+  Status EmitStoreLoop(const hlo::Shape& shape, const std::string& statements,
+                       const std::string& value, const std::string& ptr);
   // Declares scratch storage for an array of `shape`; returns the typed pointer's name.
   Result<std::string> DeclareScratch(const hlo::Shape& shape, const std::string& prefix);
 
   // Emits `inst`: defines its lambda (and computes it first when it must be materialized).
   Status EmitInstruction(const hlo::Instruction* inst);
+
+  // Where `inst` is an elemental lambda of this function: its place in emission order (an
+  // order of its operands before it), else -1.
+  int ElementalOrder(const hlo::Instruction* inst) const {
+    auto it = elemental_order_.find(inst);
+    return it == elemental_order_.end() ? -1 : it->second;
+  }
+  // Locals (element_chain.h): while set, an elemental body reads these values at its own index
+  // from the named local instead of calling their lambdas.
+  const std::string* Local(const hlo::Instruction* inst) const {
+    auto it = locals_.find(inst);
+    return it == locals_.end() ? nullptr : &it->second;
+  }
+  void SetLocals(std::map<const hlo::Instruction*, std::string> locals) {
+    locals_ = std::move(locals);
+  }
+  void AddLocal(const hlo::Instruction* inst, std::string name) { locals_[inst] = std::move(name); }
 
   // Kernel outputs: the typed pointers (one per array leaf) their values must be stored to.
   void SetOutputPtrs(const hlo::Instruction* inst, std::vector<std::string> ptrs) {
@@ -131,6 +151,8 @@ class FunctionEmitter {
   std::map<const hlo::Instruction*, std::vector<std::string>> fns_;
   std::map<const hlo::Instruction*, std::vector<std::string>> output_ptrs_;
   std::map<std::string, std::string> dense_loads_;  // lambda name -> typed pointer
+  std::map<const hlo::Instruction*, int> elemental_order_;
+  std::map<const hlo::Instruction*, std::string> locals_;
   int counter_ = 0;
   // Computes `inst` (row-cached under row fusion) into a per-thread row buffer inside the row
   // loop; its lambda `name` loads from there.

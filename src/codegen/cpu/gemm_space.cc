@@ -48,6 +48,7 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
                                           const target::Target& target) {
   space::KernelSpace s;
   s.params.push_back(ThreadsParam(kernel, target));
+  if (auto bits = VectorBitsParam(kernel, target)) s.params.push_back(*bits);
   if (!kernel.hero) return s;
   const std::optional<DotGeometry> geometry = HeroGemm(*kernel.hero, target);
   if (!geometry) return s;

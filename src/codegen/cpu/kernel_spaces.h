@@ -5,6 +5,8 @@
 //   gemm_space.cc  — contraction kernels (register and cache blocking)
 #pragma once
 
+#include <optional>
+
 #include "analysis/fusion_plan.h"
 #include "space/schedule.h"
 #include "target/target.h"
@@ -13,6 +15,10 @@ namespace mk::codegen::cpu {
 
 // "threads": OpenMP threads over a kernel's outer loops; shared by every family.
 space::ParamDomain ThreadsParam(const analysis::Kernel& kernel, const target::Target& target);
+
+// "vector_bits": GCC's preferred vector width for the kernel's function (AVX-512 targets only).
+std::optional<space::ParamDomain> VectorBitsParam(const analysis::Kernel& kernel,
+                                                 const target::Target& target);
 
 space::KernelSpace LoopKernelSpace(const analysis::Kernel& kernel, const target::Target& target);
 space::KernelSpace ReductionKernelSpace(const analysis::Kernel& kernel,

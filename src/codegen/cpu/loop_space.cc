@@ -25,6 +25,7 @@ space::ParamDomain Domain(std::string name, std::vector<int64_t> values, int64_t
 void AddLoopParams(space::KernelSpace& s, const analysis::Kernel& kernel,
                    const target::Target& target) {
   s.params.push_back(ThreadsParam(kernel, target));
+  if (auto bits = VectorBitsParam(kernel, target)) s.params.push_back(*bits);
   s.params.push_back(Domain("vectorize", {0, 1}, 1,
                             "1: innermost loops are marked `#pragma GCC ivdep` (no alias checks "
                             "before vector code); 0: no hint"));

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <regex>
 
 #include "analysis/fusion_plan.h"
 #include "codegen/cpu/cpu_emitter.h"
@@ -207,12 +208,13 @@ TEST_F(VectorCodegenTest, SerialScheduleIsBitExact) {
 }
 
 TEST_F(VectorCodegenTest, EveryParameterValueAgreesWithTheInterpreter) {
-  // Together these cover each value of vectorize, unroll, tile_inner, reduce_lanes and threads.
+  // Together these cover each value of vectorize, unroll, tile_inner, reduce_lanes, threads and
+  // vector_bits.
   const std::vector<Overrides> schedules = {
       {{"threads", 2}, {"vectorize", 1}, {"unroll", 2}, {"tile_inner", 1024}, {"reduce_lanes", 8},
-       {"row_fuse", 1}},
+       {"row_fuse", 1}, {"vector_bits", 512}},
       {{"threads", 1}, {"vectorize", 1}, {"unroll", 4}, {"tile_inner", 4096}, {"reduce_lanes", 16},
-       {"row_fuse", 0}},
+       {"row_fuse", 0}, {"vector_bits", 256}},
       {{"threads", 2}, {"vectorize", 0}, {"unroll", 1}, {"tile_inner", 0}, {"reduce_lanes", 16},
        {"row_fuse", 1}},
   };
@@ -267,6 +269,49 @@ TEST_F(VectorCodegenTest, EmitsTheFormTheScheduleNames) {
   EXPECT_NE(text({{"tile_inner", 1024}, {"row_fuse", 1}})
                 .find("i2_hi = std::min<int64_t>(i2_lo + 1024, 1100)"),
             std::string::npos);
+}
+
+// An elementwise output whose ops are read several times (t by m, r and the select; s by t, m and
+// the compare): the store loop computes each op of the chain once into a local, in order, and
+// the select reads both arms before choosing. Each vector width agrees with the interpreter.
+const char* kChainModule = R"(
+HloModule chain
+
+ENTRY main {
+  x = f32[5,37] parameter(0)
+  b = f32[37] parameter(1)
+  bb = f32[5,37] broadcast(b), dimensions={1}
+  s = f32[5,37] add(x, bb)
+  t = f32[5,37] tanh(s)
+  m = f32[5,37] multiply(t, s)
+  c = pred[5,37] compare(m, s), direction=GT
+  r = f32[5,37] select(c, m, t)
+  ROOT out = f32[5,37] exponential(r)
+}
+)";
+
+TEST_F(VectorCodegenTest, ElementwiseChainsAreComputedOnceEach) {
+  auto module = hlo::ParseModule(kChainModule, "chain.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  for (int64_t bits : {256, 512}) {
+    SCOPED_TRACE(bits);
+    auto impl = EmitWith(**module, {{"vector_bits", bits}});
+    ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+    const std::string& text = impl->sources[0].text;
+    // One local per op of the chain (add, tanh, multiply, compare, select, exponential): the
+    // broadcast is not elementwise at the same index and stays a lambda call.
+    const std::regex local("const float e[0-9]+ = ");
+    const auto locals = std::distance(std::sregex_iterator(text.begin(), text.end(), local),
+                                      std::sregex_iterator());
+    EXPECT_EQ(locals, 5);
+    EXPECT_NE(text.find("const bool e"), std::string::npos);
+    EXPECT_NE(text.find("mkrt::vtanh(e"), std::string::npos);  // tanh reads s's local
+    EXPECT_NE(text.find("const auto mk_on = "), std::string::npos);
+    const bool wide = text.find("#pragma GCC target(\"prefer-vector-width=512\")") !=
+                      std::string::npos;
+    EXPECT_EQ(wide, bits == 512);
+    ExpectAgrees(kChainModule, {{"vector_bits", bits}}, {1e-5});
+  }
 }
 
 TEST_F(VectorCodegenTest, LargeConstantsAreCompactAndExact) {
