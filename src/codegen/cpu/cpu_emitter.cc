@@ -69,6 +69,7 @@ Result<std::string> EmitKernel(ModuleContext& mc, const analysis::Kernel& kernel
     f.SetOutputPtrs(out, ptrs);
   }
   for (const Instruction* inst : kernel.instructions) MK_RETURN_IF_ERROR(f.EmitInstruction(inst));
+  if (f.HasDeferredGemm()) return Internal(kernel.name + ": the GEMM waited for an epilogue root it never met");
   std::ostringstream fn;
   // GCC's tuning for AVX-512 CPUs keeps loops at 256 bits; the schedule may ask for 512 for this
   // kernel's function (its lambdas and OpenMP bodies included; the prelude keeps the default).
@@ -84,6 +85,17 @@ Result<std::string> EmitKernel(ModuleContext& mc, const analysis::Kernel& kernel
 }
 
 }  // namespace
+
+const std::vector<std::string>& KernelFlags() {
+  // -fno-math-errno: sqrt and friends set no errno, so they inline and vectorize (same results).
+  // -fno-trapping-math: floating-point operations may be computed where the source computes
+  // them only under a condition (same results; the kernels never read the exception flags).
+  // Without it, an op used by only one arm of a ?: (mkrt::fmin_nan's, say) is sunk into a
+  // branch GCC may not undo: 35k's fused clamp + GELU(tanh) epilogue loop stayed scalar.
+  static const std::vector<std::string> flags = {"-fopenmp", "-fno-math-errno",
+                                                 "-fno-trapping-math"};
+  return flags;
+}
 
 space::KernelSpace CpuEmitter::SpaceFor(const analysis::Kernel& kernel,
                                         const target::Target& target) const {
@@ -182,8 +194,7 @@ Result<Implementation> CpuEmitter::Emit(const analysis::FusionPlan& plan,
   src << "}\n";
   std::string text = src.str();
   impl.sources.push_back({"module.cc", text});
-  // -fno-math-errno: sqrt and friends set no errno, so they inline and vectorize (same results).
-  impl.flags = {"-fopenmp", "-fno-math-errno"};
+  impl.flags = KernelFlags();
   std::string key;
   for (const auto& s : impl.sources) key += s.name + "\n" + s.text;
   for (const auto& fl : impl.flags) key += fl + "\n";

@@ -3,6 +3,9 @@
 // order over module buffer slots), compiled with OpenMP for multi-threading.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "codegen/emitter.h"
 
 namespace mk::codegen::cpu {
@@ -15,6 +18,10 @@ class CpuEmitter : public Emitter {
   Result<Implementation> Emit(const analysis::FusionPlan& plan, const space::Candidate& candidate,
                               const target::Target& target) const override;
 };
+
+// The flags every generated module is compiled with, after the target's (cpu_emitter.cc says
+// why each is there).
+const std::vector<std::string>& KernelFlags();
 
 // The text of mk_cpu_rt.h (embedded at build time).
 extern const char* const kCpuRuntimeHeader;

@@ -6,6 +6,7 @@
 
 #include "codegen/cpu/cpu_types.h"
 #include "codegen/cpu/element_chain.h"
+#include "codegen/cpu/gemm_emitter.h"
 #include "codegen/cpu/vector_loops.h"
 #include "codegen/cpu/vector_rows.h"
 #include "hlo/literal.h"
@@ -278,6 +279,10 @@ Status FunctionEmitter::EmitStoreLoop(const hlo::Shape& shape, const std::string
 }
 
 void FunctionEmitter::BeginKernel(const analysis::Kernel& kernel) {
+  if (kernel.family == analysis::KernelFamily::kContraction &&
+      schedule_.Get("fuse_epilogue", 0) == 1) {
+    epilogue_ = PlanGemmEpilogue(kernel);
+  }
   if (schedule_.Get("row_fuse", 0) == 0) return;
   RowFusion fusion = PlanRowFusion(kernel);
   rows_ = std::move(fusion.rows);
@@ -384,11 +389,32 @@ Status FunctionEmitter::EmitInstruction(const Instruction* inst) {
     return EmitMaterialized(*this, *inst);
   }
   if (IsOutput(inst)) {
+    if (deferred_gemm_ && epilogue_ && epilogue_->root == inst) return EmitDeferredGemm(inst);
     MK_ASSIGN_OR_RETURN(std::string ptr, StorageFor(inst, 0, inst->shape));
     std::string value;
     MK_ASSIGN_OR_RETURN(std::string statements, ElementStatements(*this, inst, {}, &value));
     MK_RETURN_IF_ERROR(EmitStoreLoop(inst->shape, statements, value, ptr));
   }
+  return Status::Ok();
+}
+
+Status FunctionEmitter::EmitDeferredGemm(const Instruction* root) {
+  MK_ASSIGN_OR_RETURN(std::string ptr, StorageFor(root, 0, root->shape));
+  std::string value;
+  MK_ASSIGN_OR_RETURN(std::string statements,
+                      ElementStatements(*this, root, {{epilogue_->dot, "gm_dv"}}, &value));
+  TileEpilogue tile{root->shape.dims(), "{ " + statements + ptr + "[gm_e] = " +
+                                            StoreExpr(root->shape.dtype(), value) + "; }"};
+  auto emit = std::move(deferred_gemm_);
+  deferred_gemm_ = nullptr;
+  MK_RETURN_IF_ERROR(emit(&tile));
+  // Later readers of root (and nothing else reads the epilogue) load what the tiles stored; in
+  // place, the dot's lambda no longer returns the dot, so root must not be recomputed from it
+  // by a later chain (it is no longer an elemental lambda).
+  const std::string name = NewName("v" + module_.Id(root) + "_");
+  MK_RETURN_IF_ERROR(DefineLoadLambda(name, root->shape, ptr));
+  SetFn(root, name);
+  elemental_order_.erase(root);
   return Status::Ok();
 }
 

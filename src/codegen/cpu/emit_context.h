@@ -7,6 +7,7 @@
 // module buffer slots.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "analysis/fusion_plan.h"
+#include "codegen/cpu/gemm_epilogue.h"
 #include "space/schedule.h"
 #include "support/status.h"
 #include "target/target.h"
@@ -60,6 +62,8 @@ class ModuleContext {
   std::map<const hlo::Instruction*, ValueSlots> slots_;
   std::vector<int64_t> slot_bytes_;  // module slots: parameters, outputs, then temporaries
 };
+
+struct TileEpilogue;  // gemm_emitter.h
 
 // Emits the body of one function: a kernel (values read from module slots) or a scalar
 // computation (values from scalar parameters).
@@ -136,6 +140,13 @@ class FunctionEmitter {
   }
   void AddLocal(const hlo::Instruction* inst, std::string name) { locals_[inst] = std::move(name); }
 
+  // The kernel's GEMM epilogue when the schedule fuses it (fuse_epilogue, gemm_epilogue.h).
+  const GemmEpilogue* gemm_epilogue() const { return epilogue_ ? &*epilogue_ : nullptr; }
+  // The GEMM of that epilogue waits for its root: EmitDot leaves `emit` here, and the root's
+  // EmitInstruction calls it with the tile epilogue that stores the root.
+  void DeferGemm(std::function<Status(const TileEpilogue*)> emit) { deferred_gemm_ = std::move(emit); }
+  bool HasDeferredGemm() const { return static_cast<bool>(deferred_gemm_); }
+
   // Kernel outputs: the typed pointers (one per array leaf) their values must be stored to.
   void SetOutputPtrs(const hlo::Instruction* inst, std::vector<std::string> ptrs) {
     output_ptrs_[inst] = std::move(ptrs);
@@ -154,6 +165,10 @@ class FunctionEmitter {
   std::map<const hlo::Instruction*, int> elemental_order_;
   std::map<const hlo::Instruction*, std::string> locals_;
   int counter_ = 0;
+  std::optional<GemmEpilogue> epilogue_;
+  std::function<Status(const TileEpilogue*)> deferred_gemm_;
+  // Emits the deferred GEMM with `root`'s epilogue; root's lambda then loads its stored value.
+  Status EmitDeferredGemm(const hlo::Instruction* root);
   // Computes `inst` (row-cached under row fusion) into a per-thread row buffer inside the row
   // loop; its lambda `name` loads from there.
   Status EmitRowCached(const hlo::Instruction* inst, const std::string& name,

@@ -274,8 +274,35 @@ void EmitPackA(FunctionEmitter& f, const DotGeometry& g, const Layout& l, const 
 
 // The micro-kernel calls over one MC block × its slivers, and the write-back of edge tiles
 // (and, for a bf16/f16 result, of every tile of the last K slice: rounded once, at the end).
+// The epilogue over the tile at rows gm_ic + gm_r .. + gm_mv, columns gm_j .. + gm_nv.
+void EmitTileEpilogue(std::ostream& o, const DotGeometry& g, const std::string& ptr,
+                      const TileEpilogue& e, const std::string& in) {
+  const size_t rank = e.dims.size();
+  o << in << "if (gm_last) {\n"
+    << in << "  for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti) {\n"
+    << in << "    const int64_t gm_row = gm_b * kM + gm_ic + gm_r + gm_ti;\n";
+  int64_t stride = 1;
+  for (size_t d = rank - 1; d-- > 0;) {
+    o << in << "    const int64_t i" << d << " = ";
+    if (stride == 1) o << "gm_row";
+    else o << "(gm_row / " << stride << ")";
+    if (d > 0) o << " % " << e.dims[d];
+    o << ";\n";
+    stride *= e.dims[d];
+  }
+  const std::string n = "i" + S(static_cast<int64_t>(rank) - 1);
+  o << in << "#pragma GCC ivdep\n"
+    << in << "    for (int64_t " << n << " = gm_j; " << n << " < gm_j + gm_nv; ++" << n << ") {\n"
+    << in << "      const int64_t gm_e = gm_row * kN + " << n << ";\n"
+    << in << "      const float gm_dv = " << LoadExpr(g.out_type, ptr + "[gm_e]") << ";\n"
+    << in << "      " << e.body << "\n"
+    << in << "    }\n"
+    << in << "  }\n"
+    << in << "}\n";
+}
+
 void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
-               const std::string& ptr) {
+               const std::string& ptr, const TileEpilogue* epilogue) {
   auto& o = f.out();
   const bool f32_out = g.out_type == DType::kF32;
   const std::string kArg = l.amx ? "gm_kpad" : l.pairs ? "gm_kpad / 2" : "gm_kc";
@@ -293,31 +320,34 @@ void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
   std::string direct;
   if (f32_out) direct = ptr;
   else if (l.need_acc) direct = "gm_acc";
+  std::string edge = in;  // the edge path's indent: inside an else when full tiles go direct
   if (!direct.empty()) {
     o << in << "if (gm_mv == kMR && gm_nv == kNR" << (f32_out ? "" : " && !gm_last") << ") {\n"
       << in << "  " << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, " << direct
       << " + gm_o, kN, !gm_first" << tiles << ");\n"
-      << in << "  continue;\n"
-      << in << "}\n";
+      << in << "} else {\n";
+    edge += "  ";
   }
-  o << in << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << tiles << ");\n"
-    << in << "for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti) {\n"
-    << in << "  for (int64_t gm_tj = 0; gm_tj < gm_nv; ++gm_tj) {\n"
-    << in << "    const int64_t gm_e = gm_o + gm_ti * kN + gm_tj;\n"
-    << in << "    float gm_v = gm_tile[gm_ti * kNR + gm_tj];\n";
+  o << edge << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << tiles << ");\n"
+    << edge << "for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti) {\n"
+    << edge << "  for (int64_t gm_tj = 0; gm_tj < gm_nv; ++gm_tj) {\n"
+    << edge << "    const int64_t gm_e = gm_o + gm_ti * kN + gm_tj;\n"
+    << edge << "    float gm_v = gm_tile[gm_ti * kNR + gm_tj];\n";
   if (f32_out) {
-    o << in << "    " << ptr << "[gm_e] = gm_first ? gm_v : " << ptr << "[gm_e] + gm_v;\n";
+    o << edge << "    " << ptr << "[gm_e] = gm_first ? gm_v : " << ptr << "[gm_e] + gm_v;\n";
   } else if (l.need_acc) {
-    o << in << "    if (!gm_first) gm_v += gm_acc[gm_e];\n"
-      << in << "    if (gm_last) " << ptr << "[gm_e] = "
+    o << edge << "    if (!gm_first) gm_v += gm_acc[gm_e];\n"
+      << edge << "    if (gm_last) " << ptr << "[gm_e] = "
       << StoreExpr(g.out_type, RoundExpr(g.out_type, "gm_v")) << ";\n"
-      << in << "    else gm_acc[gm_e] = gm_v;\n";
+      << edge << "    else gm_acc[gm_e] = gm_v;\n";
   } else {
-    o << in << "    " << ptr << "[gm_e] = " << StoreExpr(g.out_type, RoundExpr(g.out_type, "gm_v"))
-      << ";\n";
+    o << edge << "    " << ptr << "[gm_e] = "
+      << StoreExpr(g.out_type, RoundExpr(g.out_type, "gm_v")) << ";\n";
   }
-  o << in << "  }\n" << in << "}\n"
-    << "                }\n"
+  o << edge << "  }\n" << edge << "}\n";
+  if (!direct.empty()) o << in << "}\n";
+  if (epilogue) EmitTileEpilogue(o, g, ptr, *epilogue, in);
+  o << "                }\n"
     << "              }\n";
 }
 
@@ -346,15 +376,20 @@ PackSource DotRhsSource(FunctionEmitter& f, const hlo::Instruction& dot, const D
 }
 
 Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& dot, const DotGeometry& g,
-                       const GemmParams& p, const std::string& ptr) {
+                       const GemmParams& p, const std::string& ptr,
+                       const TileEpilogue* epilogue) {
   if (dot.operands.size() != 2) return CannotLower(dot, "internal: dot needs two operands");
-  return EmitBlockedGemm(f, dot, g, p, DotLhsSource(f, dot, g), DotRhsSource(f, dot, g), ptr);
+  return EmitBlockedGemm(f, dot, g, p, DotLhsSource(f, dot, g), DotRhsSource(f, dot, g), ptr,
+                         epilogue);
 }
 
 Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const DotGeometry& g,
                        const GemmParams& p, const PackSource& a, const PackSource& b,
-                       const std::string& ptr) {
+                       const std::string& ptr, const TileEpilogue* epilogue) {
   if (!p.blocked || !g.blockable) return CannotLower(inst, "internal: GEMM is not blockable");
+  if (epilogue && (epilogue->dims.empty() || epilogue->dims.back() != g.n)) {
+    return CannotLower(inst, "internal: a tile epilogue needs the result's last dim to be N");
+  }
   Layout l;
   l.pairs = p.bf16_pairs;
   l.amx = p.amx && p.bf16_pairs && p.mr == kAmxMr && p.nr == kAmxNr;
@@ -457,7 +492,7 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
     << "              const int64_t gm_s1 = gm_ns * (gm_w % kG + 1) / kG;\n"
     << "              if (gm_s0 >= gm_s1) continue;\n";
   EmitPackA(f, g, l, a, bidx);
-  EmitTiles(f, g, l, ptr);
+  EmitTiles(f, g, l, ptr, epilogue);
   o << "            }\n"    // work items
     << "          }\n"      // pc
     << "        }\n"        // jc

@@ -60,6 +60,16 @@ struct PackSource {
       column;
 };
 
+// Code run on each tile after its last K slice, while the tile is in L1 (gemm_epilogue.h). For
+// every element of the tile the emitter binds the result's index variables i0..i{rank-1}
+// (`dims`: the leading ones the rows, [batch][M] row-major, the last one N), `gm_e` (the
+// element's linear index) and `gm_dv` (the GEMM's element, rounded to its type, in compute
+// type), then runs `body`, which stores what it computes from them.
+struct TileEpilogue {
+  std::vector<int64_t> dims;
+  std::string body;
+};
+
 // The sources of a dot_general's operands: A = lhs (lanes over its free dims), B = rhs.
 PackSource DotLhsSource(FunctionEmitter& f, const hlo::Instruction& dot, const DotGeometry& g);
 PackSource DotRhsSource(FunctionEmitter& f, const hlo::Instruction& dot, const DotGeometry& g);
@@ -67,12 +77,14 @@ PackSource DotRhsSource(FunctionEmitter& f, const hlo::Instruction& dot, const D
 // Emits the blocked GEMM computing `inst` (a dot or a convolution, for messages and the output
 // type) into `ptr` (typed pointer to its row-major [batch][M][N] storage) from sources `a`, `b`.
 // `p` must come from ResolveGemmParams for `g` (p.blocked).
+// With `epilogue`, each finished tile then runs it.
 Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const DotGeometry& g,
                        const GemmParams& p, const PackSource& a, const PackSource& b,
-                       const std::string& ptr);
+                       const std::string& ptr, const TileEpilogue* epilogue = nullptr);
 
 // The dot_general `dot` as a blocked GEMM (its operands through DotLhsSource / DotRhsSource).
 Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& dot, const DotGeometry& g,
-                       const GemmParams& p, const std::string& ptr);
+                       const GemmParams& p, const std::string& ptr,
+                       const TileEpilogue* epilogue = nullptr);
 
 }  // namespace mk::codegen::cpu

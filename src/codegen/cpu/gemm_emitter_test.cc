@@ -14,6 +14,7 @@
 
 #include "analysis/fusion_plan.h"
 #include "codegen/cpu/cpu_emitter.h"
+#include "codegen/cpu/gemm_epilogue.h"
 #include "codegen/cpu/gemm_params.h"
 #include "codegen/cpu/test_harness.h"
 #include "hlo/parser.h"
@@ -322,6 +323,7 @@ TEST(GemmParamsTest, SpaceDeclaresEveryParameterAroundItsInitialValue) {
                                k.hero->name == "conv";
     EXPECT_EQ(g->bf16_pairs, bf16_operands && target.Has("avx512_bf16")) << k.hero->name;
     if (g->bf16_pairs && AmxAvailable(target)) want.insert("amx");
+    if (PlanGemmEpilogue(k)) want.insert("fuse_epilogue");  // gemm_epilogue_test.cc
     EXPECT_EQ(names, want) << k.hero->name;
   }
   EXPECT_EQ(dots, 12);

@@ -2,6 +2,7 @@
 #include <optional>
 
 #include "codegen/cpu/conv_gemm.h"
+#include "codegen/cpu/gemm_epilogue.h"
 #include "codegen/cpu/gemm_params.h"
 #include "codegen/cpu/kernel_spaces.h"
 
@@ -84,6 +85,11 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
                            "1: the micro-kernel prefetches its C tile before the k loop"));
   s.params.push_back(Param("thread_split", {0, 1, 2}, static_cast<int64_t>(init.split),
                            "threads split: 0 row blocks (shared B), 1 the batch, 2 columns"));
+  if (PlanGemmEpilogue(kernel)) {
+    s.params.push_back(Param("fuse_epilogue", {0, 1}, 1,
+                             "1: the elementwise epilogue runs on each finished tile while it is "
+                             "in cache (gemm_epilogue.h); 0: a second pass over the stored GEMM"));
+  }
   return s;
 }
 

@@ -1,7 +1,7 @@
 // mk_cpu_rt.h's vectorizable float math (vexp, vexpm1, vlog, vlog1p, vtanh, verf, logistic):
 // accuracy over the float range and the fact that the loops calling them vectorize. Both are
 // checked on vector_math_probe.inc, compiled here the way generated kernels are compiled (the
-// host target's flags plus the CPU emitter's -fopenmp -fno-math-errno) with
+// host target's flags plus the CPU emitter's KernelFlags()) with
 // -fopt-info-vec-optimized: every probe loop (an MK_PROBE_LOOP line) must be reported "loop
 // vectorized" (a loop calling libm, or one the if-conversion gives up on, is not), and the
 // program's max-ulp report for every 127th float bit pattern plus special values must stay
@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "codegen/cpu/cpu_emitter.h"
 #include "codegen/cpu/test_harness.h"
 #include "support/subprocess.h"
 #include "target/target.h"
@@ -40,7 +41,8 @@ std::string CompileProbe(const std::string& dir, const std::string& name,
   // runtime header: it uses GCC's __builtin_omp_get_thread_num).
   std::vector<std::string> argv = {cxx && *cxx ? cxx : "g++"};
   for (const std::string& f : target::HostCpu().compile_flags) argv.push_back(f);
-  for (const char* f : {"-fopenmp", "-fno-math-errno", "-std=c++20"}) argv.push_back(f);
+  for (const std::string& f : KernelFlags()) argv.push_back(f);
+  argv.push_back("-std=c++20");
   argv.insert(argv.end(), extra.begin(), extra.end());
   argv.insert(argv.end(), {"-I" + kSourceDir + "/src", "-x", "c++", kProbe, "-o", dir + "/" + name});
   auto r = RunProcess(argv, 300);

@@ -1,0 +1,215 @@
+// The GEMM epilogue fused into the tile write-back (gemm_epilogue.h): which kernels get one, and
+// that the fused kernels compute exactly what the two-pass ones do (the same sums, the same
+// epilogue code: bit for bit) and what the interpreter does, on edge tiles, several K slices,
+// threads, bf16 results and a root that later ops read.
+#include "codegen/cpu/gemm_epilogue.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "codegen/cpu/cpu_emitter.h"
+#include "codegen/cpu/test_harness.h"
+#include "hlo/parser.h"
+#include "interp/interpreter.h"
+#include "runtime/cpu_executor.h"
+
+namespace mk::codegen::cpu {
+namespace {
+
+using Params = std::map<std::string, int64_t>;
+
+// Each dot is the hero of its own contraction kernel (the planner fuses its elementwise
+// consumers into it):
+//   gelu:  f32, bias + tanh-GELU + select, the root (an output) also read by `sq` after it
+//   half:  bf16 result of a batched dot, scale + clamp, stored in place as bf16
+//   wide:  bf16 dot converted to f32 before exp: the root's type differs (not in place)
+//   stats: a dot also reduced: no fused epilogue
+constexpr const char* kModule = R"(
+HloModule epilogues
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[37,71] parameter(0)
+  w = f32[71,53] parameter(1)
+  bias = f32[53] parameter(2)
+  ha = bf16[3,37,71] parameter(3)
+  hb = bf16[71,3,53] parameter(4)
+  d = f32[37,53] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[37,53] broadcast(bias), dimensions={1}
+  s = f32[37,53] add(d, bb)
+  c = f32[] constant(0.7978846)
+  cb = f32[37,53] broadcast(c), dimensions={}
+  s3 = f32[37,53] multiply(s, s)
+  s4 = f32[37,53] multiply(s3, s)
+  inner = f32[37,53] add(s, s4)
+  arg = f32[37,53] multiply(inner, cb)
+  th = f32[37,53] tanh(arg)
+  one = f32[] constant(1)
+  ob = f32[37,53] broadcast(one), dimensions={}
+  t1 = f32[37,53] add(th, ob)
+  gl = f32[37,53] multiply(s, t1)
+  zero = f32[] constant(0)
+  zb = f32[37,53] broadcast(zero), dimensions={}
+  pos = pred[37,53] compare(gl, zb), direction=GT
+  gelu = f32[37,53] select(pos, gl, s)
+  sq = f32[37,53] multiply(gelu, gelu)
+  hd = bf16[3,37,53] dot(ha, hb), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={1}, rhs_contracting_dims={0}
+  k = bf16[] constant(0.5)
+  kb = bf16[3,37,53] broadcast(k), dimensions={}
+  hs = bf16[3,37,53] multiply(hd, kb)
+  lo = bf16[] constant(-1)
+  hi = bf16[] constant(1)
+  half = bf16[3,37,53] clamp(lo, hs, hi)
+  wd = bf16[3,37,53] dot(ha, hb), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={1}, rhs_contracting_dims={0}
+  wf = f32[3,37,53] convert(wd)
+  wide = f32[3,37,53] exponential(wf)
+  sd = f32[37,53] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  fz = f32[] constant(0)
+  rows = f32[37] reduce(sd, fz), dimensions={1}, to_apply=add
+  sr = f32[37,53] tanh(sd)
+  ROOT out = (f32[37,53], f32[37,53], bf16[3,37,53], f32[3,37,53], f32[37], f32[37,53]) tuple(gelu, sq, half, wide, rows, sr)
+}
+)";
+
+std::map<std::string, const analysis::Kernel*> KernelsByHero(const analysis::FusionPlan& plan) {
+  std::map<std::string, const analysis::Kernel*> by;
+  for (const auto& k : plan.kernels) {
+    if (k.hero && k.hero->opcode == hlo::Opcode::kDot) by[k.hero->name] = &k;
+  }
+  return by;
+}
+
+TEST(GemmEpiloguePlanTest, FindsTheChainToOneOutputAndNothingElse) {
+  auto module = hlo::ParseModule(kModule, "epilogues.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto plan = analysis::PlanFusion(**module);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  auto by = KernelsByHero(*plan);
+  ASSERT_EQ(by.size(), 4u) << plan->Summary();
+
+  auto d = PlanGemmEpilogue(*by.at("d"));
+  ASSERT_TRUE(d.has_value()) << by.at("d")->ToHloText();
+  EXPECT_EQ(d->root->name, "gelu");
+  EXPECT_TRUE(d->in_place);
+  std::set<std::string> ops;
+  for (const auto* op : d->ops) ops.insert(op->name);
+  // sq reads the stored root: after the epilogue, not in it; bb is a side input.
+  EXPECT_EQ(ops, (std::set<std::string>{"s", "s3", "s4", "inner", "arg", "th", "t1", "gl", "pos",
+                                        "gelu"}));
+
+  auto h = PlanGemmEpilogue(*by.at("hd"));
+  ASSERT_TRUE(h.has_value());
+  EXPECT_EQ(h->root->name, "half");
+  EXPECT_TRUE(h->in_place);
+
+  auto wd = PlanGemmEpilogue(*by.at("wd"));
+  ASSERT_TRUE(wd.has_value());
+  EXPECT_EQ(wd->root->name, "wide");
+  EXPECT_FALSE(wd->in_place);  // bf16 GEMM, f32 root
+
+  EXPECT_FALSE(PlanGemmEpilogue(*by.at("sd")).has_value());  // also reduced
+}
+
+class GemmEpilogueRunTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { cache_dir_ = testing::MakeTempDir("mk-gemm-epilogue"); }
+  static void TearDownTestSuite() { std::filesystem::remove_all(cache_dir_); }
+
+  // The module's outputs on `args` with `params` overriding every contraction kernel's initial
+  // schedule; `source` gets the generated text.
+  std::vector<hlo::Literal> Run(const hlo::Module& m, const std::vector<hlo::Literal>& args,
+                                const Params& params, std::string* source) {
+    auto plan = analysis::PlanFusion(m);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    if (!plan.ok()) return {};
+    CpuEmitter emitter;
+    const target::Target target = target::HostCpu();
+    space::Candidate candidate;
+    for (const auto& k : plan->kernels) {
+      space::Schedule s = emitter.SpaceFor(k, target).Initial();
+      if (k.family == analysis::KernelFamily::kContraction) {
+        for (const auto& [name, v] : params) s.values[name] = v;
+      }
+      candidate.kernels.push_back(s);
+    }
+    auto impl = emitter.Emit(*plan, candidate, target);
+    EXPECT_TRUE(impl.ok()) << impl.status().ToString();
+    if (!impl.ok()) return {};
+    *source = impl->sources[0].text;
+    runtime::CompileOptions copts;
+    copts.cache_dir = cache_dir_;
+    runtime::CompilerDriver compiler(copts);
+    runtime::SandboxRunner sandbox;
+    runtime::CpuExecutor exec(compiler, sandbox);
+    auto lib = exec.Build(*impl);
+    EXPECT_TRUE(lib.ok()) << lib.status().ToString();
+    if (!lib.ok()) return {};
+    auto got = exec.Run(*lib, *impl, args, runtime::ExecuteOptions{.poison_scratch = true});
+    EXPECT_TRUE(got.ok()) << got.status().ToString();
+    if (!got.ok()) return {};
+    EXPECT_TRUE(got->outcome.ok()) << got->outcome.message;
+    return got->outputs;
+  }
+
+  static std::string cache_dir_;
+};
+std::string GemmEpilogueRunTest::cache_dir_;
+
+TEST_F(GemmEpilogueRunTest, FusedEqualsTwoPassesBitForBitAndAgreesWithTheInterpreter) {
+  auto module = hlo::ParseModule(kModule, "epilogues.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  // The analytical schedule; tiny tiles and K slices (every tile an edge, the bf16 sums in f32
+  // partials across 5 slices) over two threads; the register tile for bf16 (amx=0).
+  const std::vector<Params> schedules = {
+      {},
+      {{"mr", 5}, {"nr", 16}, {"kc", 16}, {"mc", 10}, {"nc", 32}, {"threads", 2},
+       {"thread_split", 0}, {"amx", 0}},
+      {{"mr", 3}, {"nr", 24}, {"kc", 64}, {"threads", 2}, {"thread_split", 2}, {"amx", 0}},
+  };
+  auto args = testing::RandomArgs(**module, 11);
+  auto want = interp::Evaluate(**module, args);
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  const std::vector<hlo::Literal> w = want->elements();
+  for (size_t s = 0; s < schedules.size(); ++s) {
+    SCOPED_TRACE("schedule " + std::to_string(s));
+    Params fused = schedules[s], unfused = schedules[s];
+    fused["fuse_epilogue"] = 1;
+    unfused["fuse_epilogue"] = 0;
+    std::string fused_src, unfused_src;
+    auto a = Run(**module, args, fused, &fused_src);
+    auto b = Run(**module, args, unfused, &unfused_src);
+    ASSERT_EQ(a.size(), w.size());
+    ASSERT_EQ(b.size(), w.size());
+    // Three tile epilogues (gelu, half, wide); none in the two-pass form.
+    size_t tiles = 0;
+    for (size_t at = fused_src.find("const float gm_dv"); at != std::string::npos;
+         at = fused_src.find("const float gm_dv", at + 1)) {
+      ++tiles;
+    }
+    EXPECT_EQ(tiles, 3u);
+    EXPECT_EQ(unfused_src.find("const float gm_dv"), std::string::npos);
+    for (size_t o = 0; o < w.size(); ++o) {
+      SCOPED_TRACE("output " + std::to_string(o));
+      ASSERT_TRUE(a[o].shape().SameAs(w[o].shape()));
+      const bool half = w[o].dtype() == hlo::DType::kBF16;
+      for (int64_t i = 0; i < w[o].num_elements(); ++i) {
+        const double fa = a[o].GetDouble(i), fb = b[o].GetDouble(i), want_v = w[o].GetDouble(i);
+        ASSERT_TRUE(fa == fb || (std::isnan(fa) && std::isnan(fb)))
+            << "element " << i << ": fused " << fa << ", two passes " << fb;
+        // Reordered sums of 71 products, then tanh/exp (a few ulps); bf16 results may round to
+        // the neighbouring value.
+        const double tol = (half ? 0x1p-7 : 1e-4) * std::max(1.0, std::fabs(want_v));
+        ASSERT_LE(std::fabs(fa - want_v), tol) << "element " << i << ": want " << want_v;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mk::codegen::cpu
