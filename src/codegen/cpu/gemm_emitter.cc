@@ -6,6 +6,7 @@
 #include "codegen/cpu/cpu_types.h"
 #include "codegen/cpu/gemm_amx.h"
 #include "codegen/cpu/gemm_microkernel.h"
+#include "codegen/cpu/gemm_pack.h"
 
 namespace mk::codegen::cpu {
 
@@ -184,6 +185,20 @@ void EmitSliverPack(FunctionEmitter& f, const Layout& l, const Sliver& s,
                     const std::vector<std::string>& bidx, const std::string& in) {
   auto& o = f.out();
   const std::string w = S(s.width);
+  // f32 from memory: one call packs the sliver (gemm_pack.h).
+  if (s.source->address && !s.pairs && !s.lane_major && l.pt == "float") {
+    const std::string at = s.source->address(bidx, s.first, "gm_pc");
+    if (s.source->k_stride == 1) {
+      o << in << RowPackFunction(f.module()) << "(" << at << ", " << s.source->lane_stride << ", "
+        << s.valid << ", gm_kc, gm_dst, " << w << ");\n";
+      return;
+    }
+    if (s.source->lane_stride == 1) {
+      o << in << PanelPackFunction(f.module()) << "(" << at << ", " << s.source->k_stride << ", "
+        << s.valid << ", gm_kc, gm_dst, " << w << ");\n";
+      return;
+    }
+  }
   // Declares gm_fx*/gm_kx* (and gm_ky* for the pair's second k) and returns the element values.
   auto lane_index = [&](const std::string& ind) {
     o << ind << "const int64_t gm_fi = " << s.first << " + gm_l;\n";
@@ -250,6 +265,12 @@ void EmitSliverPack(FunctionEmitter& f, const Layout& l, const Sliver& s,
 void EmitPackB(FunctionEmitter& f, const DotGeometry& g, const Layout& l, const PackSource& b,
                const std::vector<std::string>& bidx) {
   auto& o = f.out();
+  // A private panel from memory with contiguous lanes: copied k row by k row in one call.
+  if (!l.shared_b && b.address && b.lane_stride == 1 && !l.pairs && l.pt == "float") {
+    o << "            " << PanelPackFunction(f.module()) << "(" << b.address(bidx, "gm_jc", "gm_pc")
+      << ", " << b.k_stride << ", gm_nc, gm_kc, gm_bp, kNR);\n";
+    return;
+  }
   if (l.shared_b) o << "#pragma omp for schedule(static)\n";
   o << "            for (int64_t gm_s = 0; gm_s < gm_ns; ++gm_s) {\n"
     << "              " << l.pt << "* const gm_dst = gm_bp + gm_s * kNR * gm_kpad;\n"
@@ -362,6 +383,24 @@ PackSource DotSource(FunctionEmitter& f, const hlo::Instruction& operand,
                   const IndexExprs& b, const IndexExprs& lane, const IndexExprs& k) {
     return PackElement{CallExpr(fn, OperandIndex(rank, batch, b, free, lane, contracting, k)), ""};
   };
+  // An f32 array in memory with one free and one contracting dim: strided lanes and k.
+  const std::string* ptr = f.DensePointer(f.Fn(&operand));
+  if (ptr && operand.shape.dtype() == hlo::DType::kF32 && free.size() == 1 &&
+      contracting.size() == 1) {
+    auto stride = [&operand, rank](int64_t dim) {
+      int64_t st = 1;
+      for (int64_t d = dim + 1; d < rank; ++d) st *= operand.shape.dim(d);
+      return st;
+    };
+    s.lane_stride = stride(free[0]);
+    s.k_stride = stride(contracting[0]);
+    s.address = [p = *ptr, dims = operand.shape.dims(), rank, batch, free, contracting](
+                    const IndexExprs& b, const std::string& lane, const std::string& k) {
+      return p + " + " + LinearIndexExpr(OperandIndex(rank, batch, b, free, {lane}, contracting,
+                                                      {k}),
+                                         dims);
+    };
+  }
   return s;
 }
 
