@@ -463,7 +463,8 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   }
   l.work = CeilDiv(g.m, l.mc) * l.groups;
   l.ukr = l.amx ? AmxGemmMicroKernel(f.module(), p.prefetch_c)
-                : GemmMicroKernel(f.module(), l.pairs, p.mr, p.nr, p.unroll_k, p.prefetch_c);
+                : GemmMicroKernel(f.module(), l.pairs, p.mr, p.nr, p.unroll_k, p.prefetch_c,
+                                  p.prefetch_ab);
 
   // The K slice as packed: bf16 pairs round it to even, AMX tiles to whole tile steps.
   const int64_t kalign = l.amx ? kAmxKStep : l.pairs ? 2 : 1;

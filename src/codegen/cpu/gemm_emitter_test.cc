@@ -183,9 +183,9 @@ std::string GemmEmitterTest::cache_dir_;
 // slice), odd blocks split over threads (odd kc: every bf16 slice ends in a padded pair), the
 // largest tile and blocks with threads over the batch, an NR that only the AVX2 micro-kernel has
 // (bf16 packed as f32) with threads over column ranges, and more threads than MR slivers (threads
-// split the NR slivers, some get none), and one without the C-tile prefetch. All but the
-// analytical one keep bf16 on the register tile (amx=0), which they are about; AmxSchedules()
-// covers the tiles.
+// split the NR slivers, some get none), one without the C-tile and A/B prefetches, and one that
+// prefetches A and B 16 k steps ahead. All but the analytical one keep bf16 on the register tile
+// (amx=0), which they are about; AmxSchedules() covers the tiles.
 const std::vector<Params>& Schedules() {
   static const std::vector<Params> kSchedules = {
       {},
@@ -198,7 +198,8 @@ const std::vector<Params>& Schedules() {
       {{"mr", 3}, {"nr", 24}, {"kc", 16}, {"mc", 7}, {"nc", 48}, {"unroll_k", 1}, {"threads", 3},
        {"thread_split", 2}, {"amx", 0}},
       {{"mr", 16}, {"nr", 16}, {"kc", 32}, {"threads", 4}, {"thread_split", 0}, {"amx", 0}},
-      {{"mr", 7}, {"nr", 48}, {"kc", 64}, {"prefetch_c", 0}, {"amx", 0}},
+      {{"mr", 7}, {"nr", 48}, {"kc", 64}, {"prefetch_c", 0}, {"prefetch_ab", 0}, {"amx", 0}},
+      {{"mr", 4}, {"nr", 32}, {"kc", 128}, {"prefetch_ab", 16}, {"amx", 0}},
   };
   return kSchedules;
 }
@@ -315,7 +316,7 @@ TEST(GemmParamsTest, SpaceDeclaresEveryParameterAroundItsInitialValue) {
       continue;
     }
     std::set<std::string> want = {"threads", "gemm_blocked", "mr", "nr", "kc", "mc", "nc",
-                                  "unroll_k", "thread_split", "prefetch_c"};
+                                  "unroll_k", "thread_split", "prefetch_c", "prefetch_ab"};
     // AMX: for the bf16×bf16 dots (bf16 pairs), where the machine has the tiles.
     auto g = AnalyzeDot(*k.hero, target);
     ASSERT_TRUE(g.ok()) << g.status().ToString();

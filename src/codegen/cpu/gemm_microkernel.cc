@@ -21,8 +21,21 @@ struct Isa {
   const char* prefix;  // _mm512 / _mm256
 };
 
+// Prefetches, `ahead` k steps on, of the B sliver's lines (`b_step` elements per k, `line`
+// elements per 64-byte line) and of A's (one line per k: A's step is at most a line).
+void EmitPrefetchAB(std::ostream& o, int64_t a_step, int64_t b_step, int64_t ahead, int64_t line) {
+  if (ahead <= 0) return;
+  for (int64_t j = 0; j < b_step; j += line) {
+    o << "    _mm_prefetch(reinterpret_cast<const char*>(b + " << b_step * ahead + j
+      << "), _MM_HINT_T0);\n";
+  }
+  o << "    _mm_prefetch(reinterpret_cast<const char*>(a + " << a_step * ahead
+    << "), _MM_HINT_T0);\n";
+}
+
 // f32 panels: per k, NR/lanes vector loads of B, MR broadcasts of A, MR·NR/lanes FMAs.
-void EmitF32Body(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr, int64_t unroll) {
+void EmitF32Body(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr, int64_t unroll,
+                 int64_t ahead) {
   const int64_t nv = nr / isa.lanes;
   const std::string p = isa.prefix;
   for (int64_t i = 0; i < mr; ++i) {
@@ -35,6 +48,7 @@ void EmitF32Body(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr, int64_
     o << "    const " << isa.vec << " b" << v << " = " << p << "_loadu_ps(b + " << v * isa.lanes
       << ");\n";
   }
+  EmitPrefetchAB(o, mr, nr, ahead, 16);
   for (int64_t i = 0; i < mr; ++i) {
     o << "    { const " << isa.vec << " ai = " << p << "_set1_ps(a[" << i << "]);";
     for (int64_t v = 0; v < nv; ++v) {
@@ -48,7 +62,7 @@ void EmitF32Body(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr, int64_
 
 // bf16 pairs: per pair of k, NR/16 vector loads of B (16 columns × 2 k), MR 32-bit broadcasts
 // of A (one row's 2 k), MR·NR/16 vdpbf16ps.
-void EmitBf16Body(std::ostream& o, int64_t mr, int64_t nr, int64_t unroll) {
+void EmitBf16Body(std::ostream& o, int64_t mr, int64_t nr, int64_t unroll, int64_t ahead) {
   const int64_t nv = nr / 16;
   for (int64_t i = 0; i < mr; ++i) {
     for (int64_t v = 0; v < nv; ++v) {
@@ -60,6 +74,7 @@ void EmitBf16Body(std::ostream& o, int64_t mr, int64_t nr, int64_t unroll) {
     o << "    const __m512bh b" << v << " = (__m512bh)_mm512_loadu_si512(b + " << v * 32
       << ");\n";
   }
+  EmitPrefetchAB(o, 2 * mr, 2 * nr, ahead, 32);
   for (int64_t i = 0; i < mr; ++i) {
     o << "    { uint32_t w; std::memcpy(&w, a + " << 2 * i
       << ", 4); const __m512bh ai = (__m512bh)_mm512_set1_epi32(static_cast<int>(w));";
@@ -138,10 +153,11 @@ void EnsureGemmIntrinsics(ModuleContext& mc) {
 }
 
 std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int64_t nr,
-                            int64_t unroll_k, bool prefetch_c) {
+                            int64_t unroll_k, bool prefetch_c, int64_t prefetch_ab) {
   std::string name = std::string("mk_gemm_") + (bf16_pairs ? "bf16" : "f32") + "_" +
                      std::to_string(mr) + "x" + std::to_string(nr) + "_u" +
-                     std::to_string(unroll_k) + (prefetch_c ? "_pc" : "");
+                     std::to_string(unroll_k) + (prefetch_c ? "_pc" : "") +
+                     (prefetch_ab > 0 ? "_pf" + std::to_string(prefetch_ab) : "");
   if (mc.prelude().str().find(" " + name + "(") != std::string::npos) return name;
   EnsureGemmIntrinsics(mc);
   std::ostringstream o;
@@ -156,7 +172,7 @@ std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int6
   if (bf16_pairs) {
     if (nr % 16 == 0) {
       o << "#if defined(__AVX512F__) && defined(__AVX512BF16__)\n";
-      EmitBf16Body(o, mr, nr, unroll_k);
+      EmitBf16Body(o, mr, nr, unroll_k, prefetch_ab);
       EmitWriteBack(o, avx512, mr, nr);
       o << "#else\n";
       EmitScalar(o, true, mr, nr);
@@ -167,11 +183,11 @@ std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int6
   } else {
     o << (nr % 16 == 0 ? "#if defined(__AVX512F__)\n" : "#if 0\n");
     if (nr % 16 == 0) {
-      EmitF32Body(o, avx512, mr, nr, unroll_k);
+      EmitF32Body(o, avx512, mr, nr, unroll_k, prefetch_ab);
       EmitWriteBack(o, avx512, mr, nr);
     }
     o << "#elif defined(__AVX2__) && defined(__FMA__)\n";
-    EmitF32Body(o, avx2, mr, nr, unroll_k);
+    EmitF32Body(o, avx2, mr, nr, unroll_k, prefetch_ab);
     EmitWriteBack(o, avx2, mr, nr);
     o << "#else\n";
     EmitScalar(o, false, mr, nr);

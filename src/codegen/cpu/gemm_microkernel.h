@@ -19,9 +19,10 @@ namespace mk::codegen::cpu {
 // NR-column sliver (b[k*NR + j], or b[(p*NR + j)*2 + (k&1)]). The full MR×NR tile is written to
 // c[i*ldc + j]; with `acc` it is added to what c holds. With `prefetch_c` the tile's cache
 // lines are prefetched before the k loop: over a large C the rows of a tile are far apart and
-// would otherwise miss at the write-back, once per K slice.
+// would otherwise miss at the write-back, once per K slice. With `prefetch_ab` > 0 each k step
+// prefetches the A and B lines that many steps ahead.
 std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int64_t nr,
-                            int64_t unroll_k, bool prefetch_c = true);
+                            int64_t unroll_k, bool prefetch_c = true, int64_t prefetch_ab = 0);
 
 // Prefetches of the MR×NR f32 C tile's 64-byte lines (`c`, row stride `ldc` in the emitted
 // function), issued before the k loop so that they complete under its multiplies.

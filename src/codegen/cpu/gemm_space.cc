@@ -83,6 +83,9 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
       Param("unroll_k", {1, 2, 4, 8}, reg.unroll_k, "unroll of the micro-kernel's k loop"));
   s.params.push_back(Param("prefetch_c", {0, 1}, init.prefetch_c ? 1 : 0,
                            "1: the micro-kernel prefetches its C tile before the k loop"));
+  s.params.push_back(Param("prefetch_ab", {0, 4, 8, 16}, init.prefetch_ab,
+                           "k steps ahead the micro-kernel prefetches its A and B slivers "
+                           "(0: none; not used by AMX tiles)"));
   s.params.push_back(Param("thread_split", {0, 1, 2}, static_cast<int64_t>(init.split),
                            "threads split: 0 row blocks (shared B), 1 the batch, 2 columns"));
   if (PlanGemmEpilogue(kernel)) {
