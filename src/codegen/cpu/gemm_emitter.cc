@@ -295,26 +295,38 @@ void EmitPackA(FunctionEmitter& f, const DotGeometry& g, const Layout& l, const 
 
 // The micro-kernel calls over one MC block × its slivers, and the write-back of edge tiles
 // (and, for a bf16/f16 result, of every tile of the last K slice: rounded once, at the end).
-// The epilogue over the tile at rows gm_ic + gm_r .. + gm_mv, columns gm_j .. + gm_nv.
+// Declares i{first}..i{last-1}, the multi-index of linear index `var` over dims[first, last)
+// (the first one unreduced: `var` is in range).
+void EmitIndexVars(std::ostream& o, const std::string& in, const std::string& var,
+                   const std::vector<int64_t>& dims, size_t first, size_t last) {
+  int64_t stride = 1;
+  for (size_t d = last; d-- > first;) {
+    o << in << "const int64_t i" << d << " = ";
+    if (stride == 1) o << var;
+    else o << "(" << var << " / " << stride << ")";
+    if (d > first) o << " % " << dims[d];
+    o << ";\n";
+    stride *= dims[d];
+  }
+}
+
+// The epilogue over the tile at rows gm_ic + gm_r .. + gm_mv, columns gm_j .. + gm_nv. With one
+// column dim the inner loop runs over its index; with several (a convolution's output
+// positions) they are derived from the column, which costs nothing where the body does not
+// read them.
 void EmitTileEpilogue(std::ostream& o, const DotGeometry& g, const std::string& ptr,
                       const TileEpilogue& e, const std::string& in) {
   const size_t rank = e.dims.size();
+  const size_t rows = static_cast<size_t>(TileRowDims(e.dims, g));
   o << in << "if (gm_last) {\n"
     << in << "  for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti) {\n"
     << in << "    const int64_t gm_row = gm_b * kM + gm_ic + gm_r + gm_ti;\n";
-  int64_t stride = 1;
-  for (size_t d = rank - 1; d-- > 0;) {
-    o << in << "    const int64_t i" << d << " = ";
-    if (stride == 1) o << "gm_row";
-    else o << "(gm_row / " << stride << ")";
-    if (d > 0) o << " % " << e.dims[d];
-    o << ";\n";
-    stride *= e.dims[d];
-  }
-  const std::string n = "i" + S(static_cast<int64_t>(rank) - 1);
+  EmitIndexVars(o, in + "    ", "gm_row", e.dims, 0, rows);
+  const std::string n = rank - rows == 1 ? "i" + S(static_cast<int64_t>(rank) - 1) : "gm_col";
   o << in << "#pragma GCC ivdep\n"
-    << in << "    for (int64_t " << n << " = gm_j; " << n << " < gm_j + gm_nv; ++" << n << ") {\n"
-    << in << "      const int64_t gm_e = gm_row * kN + " << n << ";\n"
+    << in << "    for (int64_t " << n << " = gm_j; " << n << " < gm_j + gm_nv; ++" << n << ") {\n";
+  if (rank - rows > 1) EmitIndexVars(o, in + "      ", n, e.dims, rows, rank);
+  o << in << "      const int64_t gm_e = gm_row * kN + " << n << ";\n"
     << in << "      const float gm_dv = " << LoadExpr(g.out_type, ptr + "[gm_e]") << ";\n"
     << in << "      " << e.body << "\n"
     << in << "    }\n"
@@ -406,6 +418,46 @@ PackSource DotSource(FunctionEmitter& f, const hlo::Instruction& operand,
 
 }  // namespace
 
+int64_t TileRowDims(const std::vector<int64_t>& dims, const DotGeometry& g) {
+  int64_t rows = 1;
+  for (size_t r = 0; r < dims.size(); ++r) {
+    if (rows == g.batch * g.m) {
+      int64_t cols = 1;
+      for (size_t d = r; d < dims.size(); ++d) cols *= dims[d];
+      if (cols == g.n) return static_cast<int64_t>(r);
+    }
+    rows *= dims[r];
+  }
+  return -1;
+}
+
+Status EmitGemmValue(FunctionEmitter& f, const hlo::Instruction& inst, const DotGeometry& g,
+                     const GemmParams& p, PackSource a, PackSource b) {
+  const GemmEpilogue* e = f.gemm_epilogue();
+  std::string ptr;
+  if (e && e->dot == &inst && inst.shape.is_array() && TileRowDims(inst.shape.dims(), g) > 0) {
+    // Emitted with the epilogue's root, after the epilogue's ops and side inputs are defined.
+    // In place, it accumulates in the root's buffer, and this value's lambda is then only named
+    // by the epilogue's own (never called) lambdas.
+    if (e->in_place) {
+      MK_ASSIGN_OR_RETURN(ptr, f.StorageFor(e->root, 0, e->root->shape));
+    } else {
+      MK_ASSIGN_OR_RETURN(ptr, f.DeclareScratch(inst.shape, "t"));
+    }
+    f.DeferGemm([&f, &inst, g, p, a = std::move(a), b = std::move(b), ptr](
+                    const TileEpilogue* tile) {
+      return EmitBlockedGemm(f, inst, g, p, a, b, ptr, tile);
+    });
+  } else {
+    MK_ASSIGN_OR_RETURN(ptr, f.StorageFor(&inst, 0, inst.shape));
+    MK_RETURN_IF_ERROR(EmitBlockedGemm(f, inst, g, p, a, b, ptr));
+  }
+  const std::string name = f.NewName("v" + f.module().Id(&inst) + "_");
+  MK_RETURN_IF_ERROR(f.DefineLoadLambda(name, inst.shape, ptr));
+  f.SetFn(&inst, name);
+  return Status::Ok();
+}
+
 PackSource DotLhsSource(FunctionEmitter& f, const hlo::Instruction& dot, const DotGeometry& g) {
   return DotSource(f, *dot.operands[0], g.lhs_batch, g.lhs_free, g.lhs_contracting);
 }
@@ -426,8 +478,8 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
                        const GemmParams& p, const PackSource& a, const PackSource& b,
                        const std::string& ptr, const TileEpilogue* epilogue) {
   if (!p.blocked || !g.blockable) return CannotLower(inst, "internal: GEMM is not blockable");
-  if (epilogue && (epilogue->dims.empty() || epilogue->dims.back() != g.n)) {
-    return CannotLower(inst, "internal: a tile epilogue needs the result's last dim to be N");
+  if (epilogue && TileRowDims(epilogue->dims, g) < 0) {
+    return CannotLower(inst, "internal: a tile epilogue's dims do not split into rows and N");
   }
   Layout l;
   l.pairs = p.bf16_pairs;

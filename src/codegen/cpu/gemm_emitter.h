@@ -69,13 +69,17 @@ struct PackSource {
 
 // Code run on each tile after its last K slice, while the tile is in L1 (gemm_epilogue.h). For
 // every element of the tile the emitter binds the result's index variables i0..i{rank-1}
-// (`dims`: the leading ones the rows, [batch][M] row-major, the last one N), `gm_e` (the
-// element's linear index) and `gm_dv` (the GEMM's element, rounded to its type, in compute
-// type), then runs `body`, which stores what it computes from them.
+// (`dims`, the GEMM's result row-major: leading dims spanning [batch][M], trailing ones N),
+// `gm_e` (the element's linear index) and `gm_dv` (the GEMM's element, rounded to its type, in
+// compute type), then runs `body`, which stores what it computes from them.
 struct TileEpilogue {
   std::vector<int64_t> dims;
   std::string body;
 };
+
+// How many leading `dims` span the GEMM's rows (batch × M) when the rest span exactly its N,
+// else -1 (no tile epilogue possible).
+int64_t TileRowDims(const std::vector<int64_t>& dims, const DotGeometry& g);
 
 // The sources of a dot_general's operands: A = lhs (lanes over its free dims), B = rhs.
 PackSource DotLhsSource(FunctionEmitter& f, const hlo::Instruction& dot, const DotGeometry& g);
@@ -88,6 +92,13 @@ PackSource DotRhsSource(FunctionEmitter& f, const hlo::Instruction& dot, const D
 Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const DotGeometry& g,
                        const GemmParams& p, const PackSource& a, const PackSource& b,
                        const std::string& ptr, const TileEpilogue* epilogue = nullptr);
+
+// `inst` (a dot or convolution) as a blocked GEMM from sources `a`, `b`, defining its value
+// lambda: into its storage, or, when it is the hero of the kernel's fused epilogue
+// (f.gemm_epilogue()), deferred until the epilogue's root is emitted (FunctionEmitter::DeferGemm)
+// and then into the root's buffer (in place) or a scratch buffer.
+Status EmitGemmValue(FunctionEmitter& f, const hlo::Instruction& inst, const DotGeometry& g,
+                     const GemmParams& p, PackSource a, PackSource b);
 
 // The dot_general `dot` as a blocked GEMM (its operands through DotLhsSource / DotRhsSource).
 Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& dot, const DotGeometry& g,

@@ -12,15 +12,10 @@ using hlo::Instruction;
 
 std::optional<GemmEpilogue> PlanGemmEpilogue(const analysis::Kernel& kernel) {
   const Instruction* dot = kernel.hero;
-  if (!dot || dot->opcode != hlo::Opcode::kDot || !dot->dot_dims || !dot->shape.is_array()) {
+  if (!dot || !dot->shape.is_array() ||
+      (dot->opcode != hlo::Opcode::kDot && dot->opcode != hlo::Opcode::kConvolution)) {
     return std::nullopt;
   }
-  // One free rhs dim: the result's last dim is N, its leading dims the rows (batch, then M).
-  const auto& dd = *dot->dot_dims;
-  if (dot->operands.size() != 2 || !dot->operands[1]->shape.is_array()) return std::nullopt;
-  const int64_t rhs_free = dot->operands[1]->shape.rank() -
-                           static_cast<int64_t>(dd.rhs_batch.size() + dd.rhs_contracting.size());
-  if (rhs_free != 1) return std::nullopt;
   auto is_output = [&kernel](const Instruction* i) {
     return std::find(kernel.outputs.begin(), kernel.outputs.end(), i) != kernel.outputs.end();
   };

@@ -14,7 +14,7 @@
 namespace mk::codegen::cpu {
 
 struct GemmEpilogue {
-  const hlo::Instruction* dot = nullptr;   // the kernel's hero
+  const hlo::Instruction* dot = nullptr;   // the kernel's hero (a dot or a convolution)
   const hlo::Instruction* root = nullptr;  // the kernel output the epilogue stores
   // The epilogue's ops: every op of the kernel that reads the dot, or another of these ops,
   // root included. Each is elementwise at its own index, of the dot's dims.
@@ -25,10 +25,10 @@ struct GemmEpilogue {
 };
 
 // The epilogue of `kernel`'s hero when it has one that can be fused: the hero is a dot_general
-// with one free rhs dim (the result's last dim is the GEMM's N), it is not itself a kernel
-// output, and what reads it is a chain of same-index elementwise ops of its dims ending in
-// exactly one kernel output (which later ops may read; no other op of the chain is read
-// outside it).
+// or a convolution, it is not itself a kernel output, and what reads it is a chain of
+// same-index elementwise ops of its dims ending in exactly one kernel output (which later ops
+// may read; no other op of the chain is read outside it). The emitter fuses it where the hero
+// is a blocked GEMM whose result splits into rows and N (gemm_emitter.h's TileRowDims).
 std::optional<GemmEpilogue> PlanGemmEpilogue(const analysis::Kernel& kernel);
 
 }  // namespace mk::codegen::cpu

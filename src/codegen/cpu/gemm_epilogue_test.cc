@@ -27,6 +27,7 @@ using Params = std::map<std::string, int64_t>;
 //   half:  bf16 result of a batched dot, scale + clamp, stored in place as bf16
 //   wide:  bf16 dot converted to f32 before exp: the root's type differs (not in place)
 //   stats: a dot also reduced: no fused epilogue
+//   cv:    a convolution (N = 9x9 output positions, two column dims) + per-channel bias, tanh
 constexpr const char* kModule = R"(
 HloModule epilogues
 add {
@@ -73,14 +74,21 @@ ENTRY main {
   fz = f32[] constant(0)
   rows = f32[37] reduce(sd, fz), dimensions={1}, to_apply=add
   sr = f32[37,53] tanh(sd)
-  ROOT out = (f32[37,53], f32[37,53], bf16[3,37,53], f32[3,37,53], f32[37], f32[37,53]) tuple(gelu, sq, half, wide, rows, sr)
+  img = f32[2,5,9,9] parameter(5)
+  ker = f32[6,5,3,3] parameter(6)
+  kbias = f32[6] parameter(7)
+  cv = f32[2,6,9,9] convolution(img, ker), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+  kbb = f32[2,6,9,9] broadcast(kbias), dimensions={1}
+  cs = f32[2,6,9,9] add(cv, kbb)
+  ct = f32[2,6,9,9] tanh(cs)
+  ROOT out = (f32[37,53], f32[37,53], bf16[3,37,53], f32[3,37,53], f32[37], f32[37,53], f32[2,6,9,9]) tuple(gelu, sq, half, wide, rows, sr, ct)
 }
 )";
 
 std::map<std::string, const analysis::Kernel*> KernelsByHero(const analysis::FusionPlan& plan) {
   std::map<std::string, const analysis::Kernel*> by;
   for (const auto& k : plan.kernels) {
-    if (k.hero && k.hero->opcode == hlo::Opcode::kDot) by[k.hero->name] = &k;
+    if (k.family == analysis::KernelFamily::kContraction && k.hero) by[k.hero->name] = &k;
   }
   return by;
 }
@@ -91,7 +99,7 @@ TEST(GemmEpiloguePlanTest, FindsTheChainToOneOutputAndNothingElse) {
   auto plan = analysis::PlanFusion(**module);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   auto by = KernelsByHero(*plan);
-  ASSERT_EQ(by.size(), 4u) << plan->Summary();
+  ASSERT_EQ(by.size(), 5u) << plan->Summary();
 
   auto d = PlanGemmEpilogue(*by.at("d"));
   ASSERT_TRUE(d.has_value()) << by.at("d")->ToHloText();
@@ -114,6 +122,11 @@ TEST(GemmEpiloguePlanTest, FindsTheChainToOneOutputAndNothingElse) {
   EXPECT_FALSE(wd->in_place);  // bf16 GEMM, f32 root
 
   EXPECT_FALSE(PlanGemmEpilogue(*by.at("sd")).has_value());  // also reduced
+
+  auto cv = PlanGemmEpilogue(*by.at("cv"));
+  ASSERT_TRUE(cv.has_value());
+  EXPECT_EQ(cv->root->name, "ct");
+  EXPECT_TRUE(cv->in_place);
 }
 
 class GemmEpilogueRunTest : public ::testing::Test {
@@ -186,13 +199,13 @@ TEST_F(GemmEpilogueRunTest, FusedEqualsTwoPassesBitForBitAndAgreesWithTheInterpr
     auto b = Run(**module, args, unfused, &unfused_src);
     ASSERT_EQ(a.size(), w.size());
     ASSERT_EQ(b.size(), w.size());
-    // Three tile epilogues (gelu, half, wide); none in the two-pass form.
+    // Four tile epilogues (gelu, half, wide, ct); none in the two-pass form.
     size_t tiles = 0;
     for (size_t at = fused_src.find("const float gm_dv"); at != std::string::npos;
          at = fused_src.find("const float gm_dv", at + 1)) {
       ++tiles;
     }
-    EXPECT_EQ(tiles, 3u);
+    EXPECT_EQ(tiles, 4u);
     EXPECT_EQ(unfused_src.find("const float gm_dv"), std::string::npos);
     for (size_t o = 0; o < w.size(); ++o) {
       SCOPED_TRACE("output " + std::to_string(o));

@@ -166,32 +166,9 @@ Status EmitDot(FunctionEmitter& f, const Instruction& inst) {
   if (geometry.ok() && geometry->blockable) {
     MK_ASSIGN_OR_RETURN(GemmParams params,
                         ResolveGemmParams(f.schedule(), *geometry, f.module().target()));
-    const GemmEpilogue* epilogue = f.gemm_epilogue();
-    if (params.blocked && epilogue && epilogue->dot == &inst) {
-      // The GEMM is emitted with its epilogue's root (FunctionEmitter::DeferGemm), after the
-      // epilogue's ops and side inputs are defined. In place, it accumulates in the root's
-      // buffer; this lambda is then only named by the epilogue's (unused) lambdas.
-      std::string ptr;
-      if (epilogue->in_place) {
-        MK_ASSIGN_OR_RETURN(ptr, f.StorageFor(epilogue->root, 0, epilogue->root->shape));
-      } else {
-        MK_ASSIGN_OR_RETURN(ptr, f.DeclareScratch(inst.shape, "t"));
-      }
-      f.DeferGemm([&f, &inst, g = *geometry, params, ptr](const TileEpilogue* e) {
-        return EmitBlockedGemm(f, inst, g, params, ptr, e);
-      });
-      std::string name = "v" + f.module().Id(&inst);
-      MK_RETURN_IF_ERROR(f.DefineLoadLambda(name, inst.shape, ptr));
-      f.SetFn(&inst, name);
-      return Status::Ok();
-    }
     if (params.blocked) {
-      MK_ASSIGN_OR_RETURN(std::string ptr, f.StorageFor(&inst, 0, inst.shape));
-      MK_RETURN_IF_ERROR(EmitBlockedGemm(f, inst, *geometry, params, ptr));
-      std::string name = "v" + f.module().Id(&inst);
-      MK_RETURN_IF_ERROR(f.DefineLoadLambda(name, inst.shape, ptr));
-      f.SetFn(&inst, name);
-      return Status::Ok();
+      return EmitGemmValue(f, inst, *geometry, params, DotLhsSource(f, inst, *geometry),
+                           DotRhsSource(f, inst, *geometry));
     }
   }
   const auto& dd = *inst.dot_dims;

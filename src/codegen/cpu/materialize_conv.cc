@@ -40,14 +40,12 @@ Status EmitConvolution(FunctionEmitter& f, const Instruction& inst) {
   if (!cg->fallback.empty()) return EmitGenericConvolution(f, inst, cg->fallback);
   MK_ASSIGN_OR_RETURN(GemmParams params, ResolveGemmParams(f.schedule(), cg->g, f.module().target()));
   if (!params.blocked) return EmitGenericConvolution(f, inst, "gemm_blocked=0");
-  MK_ASSIGN_OR_RETURN(std::string ptr, f.StorageFor(&inst, 0, inst.shape));
   f.out() << "  // convolution %" << inst.name << " as an implicit GEMM ("
           << (cg->features_are_m ? "M = output features, N = output positions"
                                  : "M = batch x output positions, N = output features")
           << ")\n";
-  MK_RETURN_IF_ERROR(EmitBlockedGemm(f, inst, cg->g, params, ConvSourceA(f, inst, *cg),
-                                     ConvSourceB(f, inst, *cg), ptr));
-  return DefineStoredValue(f, inst, {ptr});
+  return EmitGemmValue(f, inst, cg->g, params, ConvSourceA(f, inst, *cg),
+                       ConvSourceB(f, inst, *cg));
 }
 
 namespace {
