@@ -73,7 +73,9 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
   s.params.push_back(Param("mr", GemmMrValues(), reg.mr, "micro-kernel tile rows (MR)"));
   s.params.push_back(
       Param("nr", GemmNrValues(target), reg.nr, "micro-kernel tile columns (NR, whole vectors)"));
-  s.params.push_back(Param("kc", {16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024}, init.kc,
+  // 2048: the AMX tiles' initial KC (2 KiB of operand per lane, gemm_params.cc).
+  s.params.push_back(Param("kc", {16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048},
+                           init.kc,
                            "K slice per packed panel (KC: A and B slivers in L1)"));
   s.params.push_back(Param("mc", {16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024}, init.mc,
                            "rows per packed A block (MC: the block in L2; rounded to MR)"));
