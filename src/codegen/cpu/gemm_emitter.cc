@@ -74,6 +74,7 @@ struct Layout {
   bool need_acc = false;  // bf16/f16 result with several K slices: f32 partial sums
   std::string ukr;        // micro-kernel name
   int64_t mr = 0, nr = 0;
+  int64_t threads = 1;
 };
 
 // A bf16 operand's lambda returns values that are exactly bf16 (every bf16 value is rounded
@@ -185,8 +186,17 @@ void EmitSliverPack(FunctionEmitter& f, const Layout& l, const Sliver& s,
                     const std::vector<std::string>& bidx, const std::string& in) {
   auto& o = f.out();
   const std::string w = S(s.width);
+  // bf16 rows from memory into the AMX A sliver: a row copy (gemm_pack.h).
+  if (s.source->address && s.lane_major && l.pt == "uint16_t" &&
+      s.source->dtype == DType::kBF16 && s.source->k_stride == 1) {
+    o << in << RowPackBf16Function(f.module()) << "("
+      << s.source->address(bidx, s.first, "gm_pc") << ", " << s.source->lane_stride << ", "
+      << s.valid << ", gm_kc, gm_kpad, gm_dst, " << w << ");\n";
+    return;
+  }
   // f32 from memory: one call packs the sliver (gemm_pack.h).
-  if (s.source->address && !s.pairs && !s.lane_major && l.pt == "float") {
+  if (s.source->address && !s.pairs && !s.lane_major && l.pt == "float" &&
+      s.source->dtype == DType::kF32) {
     const std::string at = s.source->address(bidx, s.first, "gm_pc");
     if (s.source->k_stride == 1) {
       o << in << RowPackFunction(f.module()) << "(" << at << ", " << s.source->lane_stride << ", "
@@ -265,10 +275,31 @@ void EmitSliverPack(FunctionEmitter& f, const Layout& l, const Sliver& s,
 void EmitPackB(FunctionEmitter& f, const DotGeometry& g, const Layout& l, const PackSource& b,
                const std::vector<std::string>& bidx) {
   auto& o = f.out();
-  // A private panel from memory with contiguous lanes: copied k row by k row in one call.
-  if (!l.shared_b && b.address && b.lane_stride == 1 && !l.pairs && l.pt == "float") {
-    o << "            " << PanelPackFunction(f.module()) << "(" << b.address(bidx, "gm_jc", "gm_pc")
-      << ", " << b.k_stride << ", gm_nc, gm_kc, gm_bp, kNR);\n";
+  // A panel from memory with contiguous lanes: packed k row by k row, reading the source
+  // sequentially (gemm_pack.h); a shared panel in one contiguous range of slivers per thread.
+  const bool f32_panel = !l.pairs && l.pt == "float" && b.dtype == DType::kF32;
+  const bool pair_panel = l.pairs && b.dtype == DType::kBF16;
+  if (b.address && b.lane_stride == 1 && (f32_panel || pair_panel)) {
+    auto call = [&](const std::string& in, const std::string& j0, const std::string& lanes,
+                    const std::string& dst) {
+      o << in
+        << (f32_panel ? PanelPackFunction(f.module()) : PairsPanelPackFunction(f.module()))
+        << "(" << b.address(bidx, j0, "gm_pc") << ", " << b.k_stride << ", " << lanes
+        << ", gm_kc, " << (f32_panel ? "" : "gm_kpad, ") << dst << ", kNR);\n";
+    };
+    if (!l.shared_b) {
+      call("            ", "gm_jc", "gm_nc", "gm_bp");
+      return;
+    }
+    o << "#pragma omp for schedule(static)\n"
+      << "            for (int64_t gm_q = 0; gm_q < " << l.threads << "; ++gm_q) {\n"
+      << "              const int64_t gm_q0 = gm_ns * gm_q / " << l.threads
+      << ", gm_q1 = gm_ns * (gm_q + 1) / " << l.threads << ";\n"
+      << "              if (gm_q0 >= gm_q1) continue;\n"
+      << "              const int64_t gm_j0 = gm_jc + gm_q0 * kNR;\n";
+    call("              ", "gm_j0", "std::min<int64_t>(gm_nc, gm_q1 * kNR) - gm_q0 * kNR",
+         "gm_bp + gm_q0 * kNR * gm_kpad");
+    o << "            }\n";
     return;
   }
   if (l.shared_b) o << "#pragma omp for schedule(static)\n";
@@ -397,8 +428,10 @@ PackSource DotSource(FunctionEmitter& f, const hlo::Instruction& operand,
   };
   // An f32 array in memory with one free and one contracting dim: strided lanes and k.
   const std::string* ptr = f.DensePointer(f.Fn(&operand));
-  if (ptr && operand.shape.dtype() == hlo::DType::kF32 && free.size() == 1 &&
+  const hlo::DType dtype = operand.shape.dtype();
+  if (ptr && (dtype == hlo::DType::kF32 || dtype == hlo::DType::kBF16) && free.size() == 1 &&
       contracting.size() == 1) {
+    s.dtype = dtype;
     auto stride = [&operand, rank](int64_t dim) {
       int64_t st = 1;
       for (int64_t d = dim + 1; d < rank; ++d) st *= operand.shape.dim(d);
@@ -488,6 +521,7 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   l.nr = p.nr;
   l.pt = l.pairs ? "uint16_t" : "float";
   l.parallel = p.threads > 1;
+  l.threads = p.threads;
   l.shared_b = l.parallel && p.split == ThreadSplit::kBlocks;
   if (l.parallel && p.split == ThreadSplit::kColumns) l.chunks = p.threads;
   l.need_acc = g.out_type != DType::kF32 && g.k > p.kc;

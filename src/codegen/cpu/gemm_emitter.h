@@ -58,13 +58,14 @@ struct PackSource {
                      const IndexExprs& lane, const std::string& first, const std::string& count,
                      const LaneStore& store)>
       column;
-  // Optional (f32 operands in memory with one lane dim and one k dim): a pointer expression to
-  // the element at batch index `b`, lane index `lane` and k index `k`, and the distances in
-  // elements between consecutive lanes and consecutive k. When one of them is 1 the emitter
-  // packs with gemm_pack.h's helpers instead of element by element.
+  // Optional (f32 or bf16 operands in memory with one lane dim and one k dim): a pointer
+  // expression to the element (of type `dtype`) at batch index `b`, lane index `lane` and k
+  // index `k`, and the distances in elements between consecutive lanes and consecutive k. When
+  // one of them is 1 the emitter packs with gemm_pack.h's helpers instead of element by element.
   std::function<std::string(const IndexExprs& b, const std::string& lane, const std::string& k)>
       address;
   int64_t lane_stride = 0, k_stride = 0;
+  hlo::DType dtype = hlo::DType::kF32;
 };
 
 // Code run on each tile after its last K slice, while the tile is in L1 (gemm_epilogue.h). For

@@ -276,6 +276,30 @@ TEST_F(GemmEmitterTest, AmxFallbacksAgree) {
   ExpectAgreement(kAmxModule, amx);
 }
 
+// bf16 operands that sit in memory pack through gemm_pack.h's helpers (B: k-row pairs
+// interleaved panel-wide; the AMX A sliver: row copies), not element by element. The agreement
+// tests above run that code under every schedule; this one keeps it from silently falling back.
+TEST_F(GemmEmitterTest, DenseBf16OperandsPackThroughTheHelpers) {
+  if (!target::HostCpu().Has("avx512_bf16")) GTEST_SKIP() << "bf16 pairs need avx512_bf16";
+  auto module = hlo::ParseModule(kAmxModule, "gemm.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto source = [&](const Params& params) {
+    auto impl = Emit(**module, params);
+    EXPECT_TRUE(impl.ok()) << impl.status().ToString();
+    std::string text;
+    if (impl.ok()) {
+      for (const auto& src : impl->sources) text += src.text;
+    }
+    return text;
+  };
+  const std::string registers = source(HostHasAmx() ? Params{{"amx", 0}} : Params{});
+  EXPECT_NE(registers.find("mk_pack_panel_pairs_bf16("), std::string::npos);
+  if (!HostHasAmx()) return;
+  const std::string tiles = source({{"amx", 1}});
+  EXPECT_NE(tiles.find("mk_pack_panel_pairs_bf16("), std::string::npos);
+  EXPECT_NE(tiles.find("mk_pack_rows_bf16("), std::string::npos);
+}
+
 TEST_F(GemmEmitterTest, IllegalParametersAreRejectedByName) {
   auto module = hlo::ParseModule(kModule, "gemm.hlo");
   ASSERT_TRUE(module.ok()) << module.status().ToString();
