@@ -213,6 +213,30 @@ void GrowConsumers(Partition& p, int g, const std::function<bool(const Instructi
   }
 }
 
+// Whether absorbing elementwise `u` into contraction group `g` adds a full-size output: some
+// operand of `u` in `g` stays an output anyway (it has a user that no epilogue absorbs, such as
+// a reduce), and `u` is not an output of the module itself. Then the tile would write both
+// arrays, where leaving `u` out lets its consumers (a reduction chain, a loop kernel) compute it
+// from the one array on the fly: 13p's one-hot select of the logits, summed per row, wrote a
+// second 8 MiB array from the GEMM and read it back.
+bool AddsEpilogueOutput(const Partition& p, const hlo::Computation& entry, int g,
+                        const Instruction* u,
+                        const std::function<bool(const Instruction*)>& epilogue_op) {
+  if (u == entry.root()) return false;
+  for (const Instruction* w : p.Users(u)) {
+    if (w == entry.root()) return false;  // a module output: stored either way
+  }
+  for (const Instruction* o : u->operands) {
+    if (!p.InKernel(o) || p.GroupOf(o) != g) continue;
+    if (o == entry.root()) return true;
+    for (const Instruction* w : p.Users(o)) {
+      const bool inside = p.InKernel(w) && p.GroupOf(w) == g;
+      if (!inside && w != u && !epilogue_op(w)) return true;
+    }
+  }
+  return false;
+}
+
 // Pulls loop-op producers whose users are all in `g` into `g` (transitively).
 void GrowProducers(Partition& p, int g, const std::function<bool(const Instruction*)>& accept) {
   bool changed = true;
@@ -242,8 +266,11 @@ Result<FusionPlan> PlanFusion(const hlo::Module& module, const FusionOptions& op
     if (!IsContraction(i) || !p.InKernel(i)) continue;
     if (options.fuse_operand_producers) FuseContractionOperands(p, i);
     if (options.fuse_epilogues) {
-      GrowConsumers(p, p.GroupOf(i), [&](const Instruction* u) {
+      auto epilogue_op = [&](const Instruction* u) {
         return hlo::IsElementwise(u->opcode) && SameDims(u, i);
+      };
+      GrowConsumers(p, p.GroupOf(i), [&](const Instruction* u) {
+        return epilogue_op(u) && !AddsEpilogueOutput(p, entry, p.GroupOf(i), u, epilogue_op);
       });
     }
   }

@@ -62,6 +62,60 @@ TEST(FusionPlannerTest, EpilogueFusionCanBeTurnedOff) {
   EXPECT_NE(KernelContaining(*plan, "dot"), KernelContaining(*plan, "relu"));
 }
 
+// The logits feed a row max (not an epilogue op) and a one-hot select that is only summed:
+// absorbing the select would make the GEMM write a second full array, so the select stays out
+// and the row sum computes it on the fly. `scaled` is a module output: stored either way, so the
+// GEMM's tile computes it. Swish's two users of `dot2` are both epilogue ops: both absorbed.
+constexpr const char* kLogitsConsumers = R"(
+HloModule logits
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY main {
+  x = f32[8,16] parameter(0)
+  w = f32[16,32] parameter(1)
+  hot = pred[8,32] parameter(2)
+  dot = f32[8,32] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  zero = f32[] constant(0)
+  zb = f32[8,32] broadcast(zero), dimensions={}
+  picked = f32[8,32] select(hot, dot, zb)
+  sum = f32[8] reduce(picked, zero), dimensions={1}, to_apply=add_f32
+  ninf = f32[] constant(-inf)
+  mx = f32[8] reduce(dot, ninf), dimensions={1}, to_apply=max_f32
+  two = f32[] constant(2)
+  twob = f32[8,32] broadcast(two), dimensions={}
+  scaled = f32[8,32] multiply(dot, twob)
+  dot2 = f32[8,32] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  sig = f32[8,32] logistic(dot2)
+  swish = f32[8,32] multiply(dot2, sig)
+  ROOT out = (f32[8], f32[8], f32[8,32], f32[8,32]) tuple(sum, mx, scaled, swish)
+}
+)";
+
+TEST(FusionPlannerTest, EpilogueOpsThatWouldAddAnOutputStayOut) {
+  auto m = Parse(kLogitsConsumers);
+  ASSERT_TRUE(m);
+  auto plan = PlanFusion(*m);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const Kernel* gemm = KernelContaining(*plan, "dot");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_NE(gemm, KernelContaining(*plan, "picked")) << plan->Summary();
+  EXPECT_EQ(KernelContaining(*plan, "picked"), KernelContaining(*plan, "sum")) << plan->Summary();
+  EXPECT_EQ(gemm, KernelContaining(*plan, "scaled")) << plan->Summary();
+  const Kernel* swish = KernelContaining(*plan, "dot2");
+  EXPECT_EQ(swish, KernelContaining(*plan, "sig")) << plan->Summary();
+  EXPECT_EQ(swish, KernelContaining(*plan, "swish")) << plan->Summary();
+  ASSERT_NE(swish, nullptr);
+  EXPECT_EQ(swish->outputs.size(), 1u) << plan->Summary();
+}
+
 constexpr const char* kSoftmax = R"(
 HloModule softmax
 max_f32 {
