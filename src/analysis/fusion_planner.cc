@@ -237,6 +237,36 @@ bool AddsEpilogueOutput(const Partition& p, const hlo::Computation& entry, int g
   return false;
 }
 
+// Whether reduces `a` and `b` reduce the same dims of same-shaped inputs (the same rows).
+bool SameRows(const Instruction* a, const Instruction* b) {
+  return a->operands[0]->shape.dims() == b->operands[0]->shape.dims() &&
+         a->dimensions == b->dimensions;
+}
+
+// Merges reduction kernels whose heroes reduce the same rows when a value of one is used by the
+// other (TryMerge keeps the kernel graph acyclic).
+void MergeRowReductionKernels(Partition& p, const std::vector<const Instruction*>& order) {
+  auto reduction_group = [&](const Instruction* r) {
+    if (!IsSimpleReduce(r) || !p.InKernel(r)) return -1;
+    const int g = p.GroupOf(r);
+    const Instruction* hero = p.Hero(g);
+    return hero && IsSimpleReduce(hero) ? g : -1;
+  };
+  for (const Instruction* consumer : order) {
+    const int g = reduction_group(consumer);
+    if (g < 0) continue;
+    for (const Instruction* producer : order) {
+      const int h = reduction_group(producer);
+      if (h < 0 || h == g || !SameRows(producer, consumer)) continue;
+      bool feeds = false;
+      for (const Instruction* m : p.Members(h)) {
+        for (const Instruction* u : p.Users(m)) feeds = feeds || (p.InKernel(u) && p.GroupOf(u) == g);
+      }
+      if (feeds) p.TryMerge(h, g);
+    }
+  }
+}
+
 // Pulls loop-op producers whose users are all in `g` into `g` (transitively).
 void GrowProducers(Partition& p, int g, const std::function<bool(const Instruction*)>& accept) {
   bool changed = true;
@@ -299,6 +329,10 @@ Result<FusionPlan> PlanFusion(const hlo::Module& module, const FusionOptions& op
       });
     }
   }
+  // 3b. Reduction kernels over the same rows where one feeds the other (13p: the one-hot pick
+  //     of each row's logit and the row's logsumexp, subtracted) merge, so that one loop over
+  //     the rows reads the input once for both.
+  if (options.fuse_reduction_chains) MergeRowReductionKernels(p, order);
   // 4. Loop fusion: a loop op joins its consumers' kernel when they all share one kernel that is
   //    not a contraction (where it would be recomputed per multiply-add) or a standalone op.
   for (auto it = order.rbegin(); it != order.rend(); ++it) {

@@ -116,6 +116,49 @@ TEST(FusionPlannerTest, EpilogueOpsThatWouldAddAnOutputStayOut) {
   EXPECT_EQ(swish->outputs.size(), 1u) << plan->Summary();
 }
 
+// Cross entropy per row: logsumexp(x) - the one-hot pick of x. The pick's row sum and the
+// logsumexp's reduces cover the same rows, and one feeds the other (the subtraction): one kernel,
+// one loop over the rows.
+constexpr const char* kCrossEntropy = R"(
+HloModule xent
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY main {
+  x = f32[8,32] parameter(0)
+  hot = pred[8,32] parameter(1)
+  zero = f32[] constant(0)
+  zb = f32[8,32] broadcast(zero), dimensions={}
+  picked = f32[8,32] select(hot, x, zb)
+  pick = f32[8] reduce(picked, zero), dimensions={1}, to_apply=add_f32
+  ninf = f32[] constant(-inf)
+  mx = f32[8] reduce(x, ninf), dimensions={1}, to_apply=max_f32
+  mxb = f32[8,32] broadcast(mx), dimensions={0}
+  sub = f32[8,32] subtract(x, mxb)
+  e = f32[8,32] exponential(sub)
+  se = f32[8] reduce(e, zero), dimensions={1}, to_apply=add_f32
+  lg = f32[8] log(se)
+  lse = f32[8] add(lg, mx)
+  ROOT loss = f32[8] subtract(lse, pick)
+}
+)";
+
+TEST(FusionPlannerTest, ReductionsOverTheSameRowsThatFeedEachOtherShareAKernel) {
+  auto m = Parse(kCrossEntropy);
+  ASSERT_TRUE(m);
+  auto plan = PlanFusion(*m);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->kernels.size(), 1u) << plan->Summary();
+  EXPECT_EQ(plan->kernels[0].family, KernelFamily::kReduction);
+}
+
 constexpr const char* kSoftmax = R"(
 HloModule softmax
 max_f32 {
