@@ -57,6 +57,11 @@ std::string StoreExpr(DType t, const std::string& e) {
   }
 }
 
+std::string StoreExactExpr(DType t, const std::string& e) {
+  if (t == DType::kBF16) return "mkrt::bf16_bits(" + e + ")";
+  return StoreExpr(t, e);
+}
+
 std::string RoundExpr(DType t, const std::string& e) {
   switch (t) {
     case DType::kBF16: return "mkrt::round_bf16(" + e + ")";

@@ -16,6 +16,10 @@ Result<std::string> ComputeType(hlo::DType t);
 std::string LoadExpr(hlo::DType t, const std::string& e);
 // Expression converting a compute value `e` to the storage type.
 std::string StoreExpr(hlo::DType t, const std::string& e);
+// StoreExpr for a value of an HLO instruction of type `t` (a lambda's or a statement chain's
+// value), which is exactly representable in `t` already: bf16 keeps its top 16 bits instead of
+// rounding again.
+std::string StoreExactExpr(hlo::DType t, const std::string& e);
 // Expression rounding a float compute value `e` to the precision of `t` (bf16/f16), else `e`.
 std::string RoundExpr(hlo::DType t, const std::string& e);
 // A C++ literal of value `v` in the compute type of `t` ("1.5f", "-inf" as an expression ...).

@@ -267,7 +267,7 @@ Status FunctionEmitter::EmitStoreLoop(const hlo::Shape& shape, const std::string
   const int64_t bound = static_cast<int64_t>(rows_.size());
   if (bound > rank) return Internal("row-fused kernel stores a value without its row dims");
   const std::string lin = rank == 0 ? "0" : LinearIndexExpr(IndexVars(rank), shape.dims());
-  std::string store = ptr + "[" + lin + "] = " + StoreExpr(shape.dtype(), value) + ";";
+  std::string store = ptr + "[" + lin + "] = " + StoreExactExpr(shape.dtype(), value) + ";";
   if (!statements.empty()) store = "{ " + statements + store + " }";
   if (rank == 0) {
     loops() << "  " << store << "\n";
@@ -404,7 +404,7 @@ Status FunctionEmitter::EmitDeferredGemm(const Instruction* root) {
   MK_ASSIGN_OR_RETURN(std::string statements,
                       ElementStatements(*this, root, {{epilogue_->dot, "gm_dv"}}, &value));
   TileEpilogue tile{root->shape.dims(), "{ " + statements + ptr + "[gm_e] = " +
-                                            StoreExpr(root->shape.dtype(), value) + "; }"};
+                                            StoreExactExpr(root->shape.dtype(), value) + "; }"};
   auto emit = std::move(deferred_gemm_);
   deferred_gemm_ = nullptr;
   MK_RETURN_IF_ERROR(emit(&tile));

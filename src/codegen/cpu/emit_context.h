@@ -111,7 +111,8 @@ class FunctionEmitter {
     auto it = dense_loads_.find(fn);
     return it == dense_loads_.end() ? nullptr : &it->second;
   }
-  // Emits a loop nest over `shape` storing `fn`'s values into typed pointer `ptr`.
+  // Emits a loop nest over `shape` storing `fn`'s values (exact in the shape's type, as every
+  // instruction's are: cpu_types.h's StoreExactExpr) into typed pointer `ptr`.
   Status EmitMaterializeLoop(const hlo::Shape& shape, const std::string& fn,
                              const std::string& ptr);
   // The same for a value's element computed by `statements` (element_chain.h) as `value`.

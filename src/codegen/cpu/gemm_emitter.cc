@@ -402,11 +402,11 @@ void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
   } else if (l.need_acc) {
     o << edge << "    if (!gm_first) gm_v += gm_acc[gm_e];\n"
       << edge << "    if (gm_last) " << ptr << "[gm_e] = "
-      << StoreExpr(g.out_type, RoundExpr(g.out_type, "gm_v")) << ";\n"
+      << StoreExpr(g.out_type, "gm_v") << ";\n"
       << edge << "    else gm_acc[gm_e] = gm_v;\n";
   } else {
     o << edge << "    " << ptr << "[gm_e] = "
-      << StoreExpr(g.out_type, RoundExpr(g.out_type, "gm_v")) << ";\n";
+      << StoreExpr(g.out_type, "gm_v") << ";\n";
   }
   o << edge << "  }\n" << edge << "}\n";
   if (!direct.empty()) o << in << "}\n";

@@ -47,6 +47,9 @@ constexpr uint16_t f32_to_bf16(float f) {
   return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
 }
 constexpr float round_bf16(float f) { return bf16_to_f32(f32_to_bf16(f)); }
+// The bf16 bits of a value that is exactly a bf16 already (an HLO bf16 value: every one is
+// rounded where it is computed): no second rounding, which vectorized bf16 stores paid for twice.
+constexpr uint16_t bf16_bits(float exact) { return static_cast<uint16_t>(f2u(exact) >> 16); }
 
 constexpr float f16_to_f32(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
