@@ -180,6 +180,11 @@ void FuseContractionOperands(Partition& p, const Instruction* hero) {
     if (!p.InKernel(op) || !IsCheapOperandProducer(op)) continue;
     int g = p.GroupOf(hero);
     if (p.GroupOf(op) == g || !p.AllUsersIn(op, g)) continue;
+    // An op that already ends another contraction's epilogue stays there: pulling it in would
+    // pull that whole GEMM along, and its epilogue would then run inside this GEMM's packing,
+    // once per thread that packs (9p's SwiGLU: exp and divide per element of the down
+    // projection's A, twice) instead of once on each tile, in cache.
+    if (p.Members(p.GroupOf(op)).size() != 1) continue;
     if (p.TryMerge(p.GroupOf(op), g)) {
       for (const Instruction* o : op->operands) work.push_back(o);
     }

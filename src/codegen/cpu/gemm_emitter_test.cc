@@ -300,6 +300,45 @@ TEST_F(GemmEmitterTest, DenseBf16OperandsPackThroughTheHelpers) {
   EXPECT_NE(tiles.find("mk_pack_rows_bf16("), std::string::npos);
 }
 
+// bf16 operands whose k run contiguous (A [M][K], B stored [N][K]) with even row strides pack
+// their pairs as 32-bit words (mk_pack_rows_f32); odd K slices, odd slice starts and a batch
+// whose stride is odd fall back to element by element. Bit patterns must survive the f32 view.
+constexpr const char* kPairWordsModule = R"(
+HloModule pair_words
+ENTRY main {
+  a = bf16[37,70] parameter(0)
+  b = bf16[53,70] parameter(1)
+  nt = f32[37,53] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ab = bf16[3,37,66] parameter(2)
+  bb = bf16[3,45,66] parameter(3)
+  bt = bf16[3,37,45] dot(ab, bb), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}
+  ao = bf16[5,33,7] parameter(4)
+  bo = bf16[5,40,7] parameter(5)
+  odd = f32[5,33,40] dot(ao, bo), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}
+  ROOT out = (f32[37,53], bf16[3,37,45], f32[5,33,40]) tuple(nt, bt, odd)
+}
+)";
+
+TEST_F(GemmEmitterTest, Bf16PairsPackAsWordsWhereKIsContiguous) {
+  if (!target::HostCpu().Has("avx512_bf16")) GTEST_SKIP() << "bf16 pairs need avx512_bf16";
+  auto module = hlo::ParseModule(kPairWordsModule, "gemm.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  const Params registers = HostHasAmx() ? Params{{"amx", 0}} : Params{};
+  auto impl = Emit(**module, registers);
+  ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+  EXPECT_NE(impl->sources[0].text.find("mk_pack_rows_f32(reinterpret_cast<const float*>("),
+            std::string::npos);
+  for (size_t s = 0; s < Schedules().size(); ++s) {
+    SCOPED_TRACE("schedule " + std::to_string(s));
+    ExpectAgreement(kPairWordsModule, Schedules()[s]);
+  }
+  if (!HostHasAmx()) return;
+  for (size_t s = 0; s < AmxSchedules().size(); ++s) {
+    SCOPED_TRACE("amx schedule " + std::to_string(s));
+    ExpectAgreement(kPairWordsModule, AmxSchedules()[s]);
+  }
+}
+
 TEST_F(GemmEmitterTest, IllegalParametersAreRejectedByName) {
   auto module = hlo::ParseModule(kModule, "gemm.hlo");
   ASSERT_TRUE(module.ok()) << module.status().ToString();
