@@ -129,6 +129,45 @@ TEST(GemmEpiloguePlanTest, FindsTheChainToOneOutputAndNothingElse) {
   EXPECT_TRUE(cv->in_place);
 }
 
+// The tile epilogue starts on (fuse_epilogue 1) unless it reads an input as large as the
+// result while K is short: tile by tile that input comes from memory one row piece at a time,
+// which a short multiply cannot hide (gemm_space.cc).
+constexpr const char* kFuseChoices = R"(
+HloModule choices
+ENTRY main {
+  a = f32[64,128] parameter(0)
+  b = f32[128,96] parameter(1)
+  big = f32[64,96] parameter(2)
+  bias = f32[96] parameter(3)
+  a2 = f32[64,1024] parameter(4)
+  b2 = f32[1024,96] parameter(5)
+  short = f32[64,96] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  scaled = f32[64,96] multiply(short, big)
+  sb = f32[64,96] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[64,96] broadcast(bias), dimensions={1}
+  biased = f32[64,96] add(sb, bb)
+  long = f32[64,96] dot(a2, b2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  residual = f32[64,96] add(long, big)
+  ROOT out = (f32[64,96], f32[64,96], f32[64,96]) tuple(scaled, biased, residual)
+}
+)";
+
+TEST(GemmEpiloguePlanTest, ShortKWithAFullSizeInputStartsAsASecondPass) {
+  auto module = hlo::ParseModule(kFuseChoices, "choices.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto plan = analysis::PlanFusion(**module);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  auto by = KernelsByHero(*plan);
+  CpuEmitter emitter;
+  const target::Target target = target::HostCpu();
+  auto initial = [&](const char* hero) {
+    return emitter.SpaceFor(*by.at(hero), target).Initial().Get("fuse_epilogue", -1);
+  };
+  EXPECT_EQ(initial("short"), 0);  // K 128, reads `big`
+  EXPECT_EQ(initial("sb"), 1);     // K 128, a bias broadcast
+  EXPECT_EQ(initial("long"), 1);   // K 1024 hides `big`
+}
+
 class GemmEpilogueRunTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { cache_dir_ = testing::MakeTempDir("mk-gemm-epilogue"); }
