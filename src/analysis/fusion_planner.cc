@@ -251,23 +251,29 @@ bool SameRows(const Instruction* a, const Instruction* b) {
 // Merges reduction kernels whose heroes reduce the same rows when a value of one is used by the
 // other (TryMerge keeps the kernel graph acyclic).
 void MergeRowReductionKernels(Partition& p, const std::vector<const Instruction*>& order) {
+  std::vector<const Instruction*> reduces;
+  for (const Instruction* i : order) {
+    if (IsSimpleReduce(i) && p.InKernel(i)) reduces.push_back(i);
+  }
+  // The kernel of reduce `r` if a reduce leads it (groups change as they merge).
   auto reduction_group = [&](const Instruction* r) {
-    if (!IsSimpleReduce(r) || !p.InKernel(r)) return -1;
     const int g = p.GroupOf(r);
     const Instruction* hero = p.Hero(g);
     return hero && IsSimpleReduce(hero) ? g : -1;
   };
-  for (const Instruction* consumer : order) {
-    const int g = reduction_group(consumer);
-    if (g < 0) continue;
-    for (const Instruction* producer : order) {
-      const int h = reduction_group(producer);
-      if (h < 0 || h == g || !SameRows(producer, consumer)) continue;
-      bool feeds = false;
-      for (const Instruction* m : p.Members(h)) {
-        for (const Instruction* u : p.Users(m)) feeds = feeds || (p.InKernel(u) && p.GroupOf(u) == g);
+  auto feeds = [&](int from, int to) {
+    for (const Instruction* m : p.Members(from)) {
+      for (const Instruction* u : p.Users(m)) {
+        if (p.InKernel(u) && p.GroupOf(u) == to) return true;
       }
-      if (feeds) p.TryMerge(h, g);
+    }
+    return false;
+  };
+  for (const Instruction* consumer : reduces) {
+    for (const Instruction* producer : reduces) {
+      const int g = reduction_group(consumer), h = reduction_group(producer);
+      if (g < 0 || h < 0 || h == g || !SameRows(producer, consumer)) continue;
+      if (feeds(h, g)) p.TryMerge(h, g);
     }
   }
 }

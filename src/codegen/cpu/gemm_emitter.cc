@@ -181,36 +181,8 @@ void EmitKTail(std::ostream& o, const Layout& l, const Sliver& s, const std::str
 
 // Emits the packing of one sliver into `gm_dst` (K slice gm_pc..gm_pc+gm_kc). When the lanes
 // are the operand's minor-most dim the lane loop is innermost, so a plain row-major operand
-// streams; otherwise the k loop is.
-void EmitSliverPackElements(FunctionEmitter& f, const Layout& l, const Sliver& s,
-                            const std::vector<std::string>& bidx, const std::string& in);
-
-void EmitSliverPack(FunctionEmitter& f, const Layout& l, const Sliver& s,
-                    const std::vector<std::string>& bidx, const std::string& in) {
-  auto& o = f.out();
-  const std::string w = S(s.width);
-  // bf16 pairs from memory whose k run contiguous (A [M][K], B stored [N][K]): each pair is one
-  // 32-bit word of the source, so the pair sliver is mk_pack_rows_f32's transpose of 32-bit
-  // words (half the k, half the row stride). Needs whole pairs at 4-byte aligned addresses,
-  // checked where the slice starts; otherwise element by element.
-  if (s.source->address && s.pairs && !s.lane_major && s.source->dtype == DType::kBF16 &&
-      s.source->k_stride == 1 && s.source->lane_stride % 2 == 0) {
-    const std::string at = s.source->address(bidx, s.first, "gm_pc");
-    o << in << "if (((gm_kc | gm_pc) & 1) == 0 && (reinterpret_cast<uintptr_t>(" << at
-      << ") & 3) == 0) {\n"
-      << in << "  " << RowPackFunction(f.module()) << "(reinterpret_cast<const float*>(" << at
-      << "), " << s.source->lane_stride / 2 << ", " << s.valid
-      << ", gm_kc / 2, reinterpret_cast<float*>(gm_dst), " << w << ");\n";
-    EmitKTail(o, l, s, in + "  ");
-    o << in << "} else {\n";
-    EmitSliverPackElements(f, l, s, bidx, in + "  ");
-    o << in << "}\n";
-    return;
-  }
-  EmitSliverPackElements(f, l, s, bidx, in);
-}
-
-// EmitSliverPack's other forms: helpers for f32 and the AMX A rows, else element by element.
+// streams; otherwise the k loop is. This form: gemm_pack.h's helpers for f32 and the AMX A
+// rows, else element by element (EmitSliverPack adds bf16 pairs packed as words).
 void EmitSliverPackElements(FunctionEmitter& f, const Layout& l, const Sliver& s,
                             const std::vector<std::string>& bidx, const std::string& in) {
   auto& o = f.out();
@@ -299,6 +271,33 @@ void EmitSliverPackElements(FunctionEmitter& f, const Layout& l, const Sliver& s
   store(in + "    ", "gm_row", value(fx, kx), s.pairs ? Second(value(fx, ky)) : "");
   o << in << "  }\n" << in << "}\n";
   EmitKTail(o, l, s, in);
+}
+
+// The packing of one sliver: bf16 pairs as 32-bit words where they can be, else
+// EmitSliverPackElements.
+void EmitSliverPack(FunctionEmitter& f, const Layout& l, const Sliver& s,
+                    const std::vector<std::string>& bidx, const std::string& in) {
+  auto& o = f.out();
+  const std::string w = S(s.width);
+  // bf16 pairs from memory whose k run contiguous (A [M][K], B stored [N][K]): each pair is one
+  // 32-bit word of the source, so the pair sliver is mk_pack_rows_f32's transpose of 32-bit
+  // words (half the k, half the row stride). Needs whole pairs at 4-byte aligned addresses,
+  // checked where the slice starts; otherwise element by element.
+  if (s.source->address && s.pairs && !s.lane_major && s.source->dtype == DType::kBF16 &&
+      s.source->k_stride == 1 && s.source->lane_stride % 2 == 0) {
+    const std::string at = s.source->address(bidx, s.first, "gm_pc");
+    o << in << "if (((gm_kc | gm_pc) & 1) == 0 && (reinterpret_cast<uintptr_t>(" << at
+      << ") & 3) == 0) {\n"
+      << in << "  " << RowPackFunction(f.module()) << "(reinterpret_cast<const float*>(" << at
+      << "), " << s.source->lane_stride / 2 << ", " << s.valid
+      << ", gm_kc / 2, reinterpret_cast<float*>(gm_dst), " << w << ");\n";
+    EmitKTail(o, l, s, in + "  ");
+    o << in << "} else {\n";
+    EmitSliverPackElements(f, l, s, bidx, in + "  ");
+    o << in << "}\n";
+    return;
+  }
+  EmitSliverPackElements(f, l, s, bidx, in);
 }
 
 void EmitPackB(FunctionEmitter& f, const DotGeometry& g, const Layout& l, const PackSource& b,
@@ -455,7 +454,7 @@ PackSource DotSource(FunctionEmitter& f, const hlo::Instruction& operand,
                   const IndexExprs& b, const IndexExprs& lane, const IndexExprs& k) {
     return PackElement{CallExpr(fn, OperandIndex(rank, batch, b, free, lane, contracting, k)), ""};
   };
-  // An f32 array in memory with one free and one contracting dim: strided lanes and k.
+  // An f32 or bf16 array in memory with one free and one contracting dim: strided lanes and k.
   const std::string* ptr = f.DensePointer(f.Fn(&operand));
   const hlo::DType dtype = operand.shape.dtype();
   if (ptr && (dtype == hlo::DType::kF32 || dtype == hlo::DType::kBF16) && free.size() == 1 &&

@@ -28,8 +28,6 @@ space::ParamDomain Param(const char* name, std::vector<int64_t> values, int64_t 
   return d;
 }
 
-// The GEMM a contraction hero is: a dot_general, or a convolution on the implicit-GEMM path
-// (conv_gemm.h). None for a convolution that keeps the generic loop nest.
 // The tile epilogue reads its other operands tile by tile: MR rows, NR columns at a time,
 // the next piece of a row only after MC/MR further tiles. For an operand as large as the
 // result that is one 128-byte read per row per tile, from memory, which a short K (little
@@ -53,6 +51,8 @@ int64_t InitialFuseEpilogue(const analysis::Kernel& kernel, const GemmEpilogue& 
   return 1;
 }
 
+// The GEMM a contraction hero is: a dot_general, or a convolution on the implicit-GEMM path
+// (conv_gemm.h). None for a convolution that keeps the generic loop nest.
 std::optional<DotGeometry> HeroGemm(const hlo::Instruction& hero, const target::Target& target) {
   if (hero.opcode == hlo::Opcode::kDot) {
     auto g = AnalyzeDot(hero, target);
