@@ -133,16 +133,20 @@ void EmitScalar(std::ostream& o, bool bf16_pairs, int64_t mr, int64_t nr) {
 }  // namespace
 
 // Prefetches of the MR×NR C tile's 64-byte lines (f32), issued before the k loop so that they
-// complete under its FMAs.
+// complete under its FMAs. Only where the call accumulates (`acc`): a call that overwrites the
+// tile never reads C, and reading it early only costs bandwidth (13p: 8% of its time with a
+// single K slice, every call overwriting).
 void EmitPrefetchC(std::ostream& o, int64_t mr, int64_t nr) {
-  o << "#if defined(__SSE__)\n";
+  o << "#if defined(__SSE__)\n"
+    << "  if (acc) {\n";
   for (int64_t i = 0; i < mr; ++i) {
     for (int64_t j = 0; j < nr; j += 16) {
-      o << "  _mm_prefetch(reinterpret_cast<const char*>(c + " << i << " * ldc + " << j
+      o << "    _mm_prefetch(reinterpret_cast<const char*>(c + " << i << " * ldc + " << j
         << "), _MM_HINT_T0);\n";
     }
   }
-  o << "#endif\n";
+  o << "  }\n"
+    << "#endif\n";
 }
 
 void EnsureGemmIntrinsics(ModuleContext& mc) {

@@ -18,14 +18,15 @@ namespace mk::codegen::cpu {
 // `a` is an MR-row sliver (k-major: a[k*MR + i], or pairs a[(p*MR + i)*2 + (k&1)]), `b` an
 // NR-column sliver (b[k*NR + j], or b[(p*NR + j)*2 + (k&1)]). The full MR×NR tile is written to
 // c[i*ldc + j]; with `acc` it is added to what c holds. With `prefetch_c` the tile's cache
-// lines are prefetched before the k loop: over a large C the rows of a tile are far apart and
-// would otherwise miss at the write-back, once per K slice. With `prefetch_ab` > 0 each k step
+// lines are prefetched before the k loop of a call that adds to C: over a large C the rows of a
+// tile are far apart and would otherwise miss when read back, once per K slice after the first. With `prefetch_ab` > 0 each k step
 // prefetches the A and B lines that many steps ahead.
 std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int64_t nr,
                             int64_t unroll_k, bool prefetch_c = true, int64_t prefetch_ab = 0);
 
 // Prefetches of the MR×NR f32 C tile's 64-byte lines (`c`, row stride `ldc` in the emitted
-// function), issued before the k loop so that they complete under its multiplies.
+// function), issued before the k loop so that they complete under its multiplies, when the
+// call adds to C (its `acc` argument).
 void EmitPrefetchC(std::ostream& o, int64_t mr, int64_t nr);
 
 // Includes <immintrin.h> at file scope of the generated source (once per module).
