@@ -175,9 +175,14 @@ void EmitLanes(FunctionEmitter& f, const Instruction& inst, const ReduceLayout& 
       // max with NaN checks would stay scalar).
       << "#pragma omp simd\n"
       << "        for (int j = 0; j < " << lanes << "; ++j) lane[j] = " << fn << "(lane[j], "
-      << CallExpr(x, vec_idx) << ");\n      }\n"
-      << "      for (; " << rv << " < " << n << "; ++" << rv << ") lane[0] = " << fn
-      << "(lane[0], " << CallExpr(x, tail_idx) << ");\n    }\n"
+      << CallExpr(x, vec_idx) << ");\n      }\n";
+  // No tail loop when the lanes divide the extent: it would never run, and g++ warns about
+  // such dead loops (-Waggressive-loop-optimizations) in the user's build output.
+  if (n % lanes != 0) {
+    out << "      for (; " << rv << " < " << n << "; ++" << rv << ") lane[0] = " << fn
+        << "(lane[0], " << CallExpr(x, tail_idx) << ");\n";
+  }
+  out << "    }\n"
       << "    for (int w = " << lanes / 2 << "; w > 0; w /= 2)\n"
       << "      for (int j = 0; j < w; ++j) lane[j] = " << fn << "(lane[j], lane[j + w]);\n"
       << "    " << ptr << "[" << LinearIndexExpr(IndexVars(out_shape.rank()), out_shape.dims())
