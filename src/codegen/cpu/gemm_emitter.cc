@@ -72,6 +72,7 @@ struct Layout {
   bool parallel = false, shared_b = false;
   int64_t chunks = 1;  // column ranges per GEMM (ThreadSplit::kColumns: one per thread)
   bool need_acc = false;  // bf16/f16 result with several K slices: f32 partial sums
+  bool tile_only = false;  // the epilogue reads each tile from gm_tile (TileEpilogue::from_tile)
   std::string ukr;        // micro-kernel name
   int64_t mr = 0, nr = 0;
   int64_t threads = 1;
@@ -369,12 +370,13 @@ void EmitIndexVars(std::ostream& o, const std::string& in, const std::string& va
   }
 }
 
-// The epilogue over the tile at rows gm_ic + gm_r .. + gm_mv, columns gm_j .. + gm_nv. With one
+// The epilogue over the tile at rows gm_ic + gm_r .. + gm_mv, columns gm_j .. + gm_nv, reading
+// the GEMM's elements from `ptr`, or with l.tile_only from gm_tile (row stride kNR). With one
 // column dim the inner loop runs over its index; with several (a convolution's output
 // positions) they are derived from the column, which costs nothing where the body does not
 // read them.
-void EmitTileEpilogue(std::ostream& o, const DotGeometry& g, const std::string& ptr,
-                      const TileEpilogue& e, const std::string& in) {
+void EmitTileEpilogue(std::ostream& o, const DotGeometry& g, const Layout& l,
+                      const std::string& ptr, const TileEpilogue& e, const std::string& in) {
   const size_t rank = e.dims.size();
   const size_t rows = static_cast<size_t>(TileRowDims(e.dims, g));
   o << in << "if (gm_last) {\n"
@@ -386,7 +388,10 @@ void EmitTileEpilogue(std::ostream& o, const DotGeometry& g, const std::string& 
     << in << "    for (int64_t " << n << " = gm_j; " << n << " < gm_j + gm_nv; ++" << n << ") {\n";
   if (rank - rows > 1) EmitIndexVars(o, in + "      ", n, e.dims, rows, rank);
   o << in << "      const int64_t gm_e = gm_row * kN + " << n << ";\n"
-    << in << "      const float gm_dv = " << LoadExpr(g.out_type, ptr + "[gm_e]") << ";\n"
+    << in << "      const float gm_dv = ";
+  if (l.tile_only) o << "gm_tile[gm_ti * kNR + (" << n << " - gm_j)]";
+  else o << LoadExpr(g.out_type, ptr + "[gm_e]");
+  o << ";\n"
     << in << "      " << e.body << "\n"
     << in << "    }\n"
     << in << "  }\n"
@@ -410,6 +415,13 @@ void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
     << in << "const int64_t gm_o = (gm_b * kM + gm_ic + gm_r) * kN + gm_j;\n";
   // Full tiles go straight to an f32 destination: the result, or the partial sums.
   std::string direct;
+  if (l.tile_only) {
+    o << in << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << tiles << ");\n";
+    EmitTileEpilogue(o, g, l, ptr, *epilogue, in);
+    o << "                }\n"
+      << "              }\n";
+    return;
+  }
   if (f32_out) direct = ptr;
   else if (l.need_acc) direct = "gm_acc";
   std::string edge = in;  // the edge path's indent: inside an else when full tiles go direct
@@ -438,7 +450,7 @@ void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
   }
   o << edge << "  }\n" << edge << "}\n";
   if (!direct.empty()) o << in << "}\n";
-  if (epilogue) EmitTileEpilogue(o, g, ptr, *epilogue, in);
+  if (epilogue) EmitTileEpilogue(o, g, l, ptr, *epilogue, in);
   o << "                }\n"
     << "              }\n";
 }
@@ -500,15 +512,32 @@ Status EmitGemmValue(FunctionEmitter& f, const hlo::Instruction& inst, const Dot
     // Emitted with the epilogue's root, after the epilogue's ops and side inputs are defined.
     // In place, it accumulates in the root's buffer, and this value's lambda is then only named
     // by the epilogue's own (never called) lambdas.
+    // A result read only by the epilogue, final tile by tile, and not rounded before it is
+    // read: each tile goes from the micro-kernel to the epilogue through the tile buffer (8p:
+    // 8 MiB of f32 results that were stored and read back only to be rounded to bf16). In
+    // place it would save nothing: the root is stored anyway, over the accumulators.
+    const bool no_buffer = !e->in_place && g.out_type == DType::kF32 && g.k <= p.kc;
     if (e->in_place) {
       MK_ASSIGN_OR_RETURN(ptr, f.StorageFor(e->root, 0, e->root->shape));
-    } else {
+    } else if (!no_buffer) {
       MK_ASSIGN_OR_RETURN(ptr, f.DeclareScratch(inst.shape, "t"));
     }
-    f.DeferGemm([&f, &inst, g, p, a = std::move(a), b = std::move(b), ptr](
+    f.DeferGemm([&f, &inst, g, p, a = std::move(a), b = std::move(b), ptr, no_buffer](
                     const TileEpilogue* tile) {
-      return EmitBlockedGemm(f, inst, g, p, a, b, ptr, tile);
+      if (!no_buffer) return EmitBlockedGemm(f, inst, g, p, a, b, ptr, tile);
+      if (!tile) return CannotLower(inst, "internal: a bufferless GEMM result without its epilogue");
+      TileEpilogue from_tile = *tile;
+      from_tile.from_tile = true;
+      return EmitBlockedGemm(f, inst, g, p, a, b, ptr, &from_tile);
     });
+    if (no_buffer) {
+      // The dot's values exist only tile by tile, in gm_tile; its lambda is named by the
+      // epilogue's own lambdas, which nothing calls (the root is stored by the tiles).
+      const std::string name = f.NewName("v" + f.module().Id(&inst) + "_");
+      MK_RETURN_IF_ERROR(f.DefineLambda(name, inst.shape, "__builtin_trap();"));
+      f.SetFn(&inst, name);
+      return Status::Ok();
+    }
   } else {
     MK_ASSIGN_OR_RETURN(ptr, f.StorageFor(&inst, 0, inst.shape));
     MK_RETURN_IF_ERROR(EmitBlockedGemm(f, inst, g, p, a, b, ptr));
@@ -553,6 +582,7 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   l.shared_b = l.parallel && p.split == ThreadSplit::kBlocks;
   if (l.parallel && p.split == ThreadSplit::kColumns) l.chunks = p.threads;
   l.need_acc = g.out_type != DType::kF32 && g.k > p.kc;
+  l.tile_only = epilogue && epilogue->from_tile;
   // Threads split the MC blocks of each K slice. Few blocks: resize them so that every thread
   // gets as many; few MR slivers in all: split whichever of the MR and NR slivers divides more
   // evenly among the threads (an NR split packs the A block once per thread).

@@ -76,6 +76,11 @@ struct PackSource {
 struct TileEpilogue {
   std::vector<int64_t> dims;
   std::string body;
+  // `gm_dv` comes from the thread's tile buffer, right after the micro-kernel wrote the tile, and
+  // the GEMM's result is never stored: it has one K slice (K <= KC, so every tile is final when
+  // the micro-kernel returns), an f32 result (read unrounded), and no buffer of its own (the
+  // epilogue's root has another type). Set by EmitGemmValue.
+  bool from_tile = false;
 };
 
 // How many leading `dims` span the GEMM's rows (batch × M) when the rest span exactly its N,

@@ -27,6 +27,8 @@ using Params = std::map<std::string, int64_t>;
 //   half:  bf16 result of a batched dot, scale + clamp, stored in place as bf16
 //   wide:  bf16 dot converted to f32 before exp: the root's type differs (not in place)
 //   stats: a dot also reduced: no fused epilogue
+//   nh:    f32 dot rounded to bf16 (8p's form): not in place; with one K slice the f32 result
+//          has no buffer at all, each tile going from the micro-kernel to the epilogue
 //   cv:    a convolution (N = 9x9 output positions, two column dims) + per-channel bias, tanh
 constexpr const char* kModule = R"(
 HloModule epilogues
@@ -74,6 +76,8 @@ ENTRY main {
   fz = f32[] constant(0)
   rows = f32[37] reduce(sd, fz), dimensions={1}, to_apply=add
   sr = f32[37,53] tanh(sd)
+  nd = f32[37,53] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  nh = bf16[37,53] convert(nd)
   img = f32[2,5,9,9] parameter(5)
   ker = f32[6,5,3,3] parameter(6)
   kbias = f32[6] parameter(7)
@@ -81,7 +85,7 @@ ENTRY main {
   kbb = f32[2,6,9,9] broadcast(kbias), dimensions={1}
   cs = f32[2,6,9,9] add(cv, kbb)
   ct = f32[2,6,9,9] tanh(cs)
-  ROOT out = (f32[37,53], f32[37,53], bf16[3,37,53], f32[3,37,53], f32[37], f32[37,53], f32[2,6,9,9]) tuple(gelu, sq, half, wide, rows, sr, ct)
+  ROOT out = (f32[37,53], f32[37,53], bf16[3,37,53], f32[3,37,53], f32[37], f32[37,53], f32[2,6,9,9], bf16[37,53]) tuple(gelu, sq, half, wide, rows, sr, ct, nh)
 }
 )";
 
@@ -99,7 +103,7 @@ TEST(GemmEpiloguePlanTest, FindsTheChainToOneOutputAndNothingElse) {
   auto plan = analysis::PlanFusion(**module);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   auto by = KernelsByHero(*plan);
-  ASSERT_EQ(by.size(), 5u) << plan->Summary();
+  ASSERT_EQ(by.size(), 6u) << plan->Summary();
 
   auto d = PlanGemmEpilogue(*by.at("d"));
   ASSERT_TRUE(d.has_value()) << by.at("d")->ToHloText();
@@ -122,6 +126,11 @@ TEST(GemmEpiloguePlanTest, FindsTheChainToOneOutputAndNothingElse) {
   EXPECT_FALSE(wd->in_place);  // bf16 GEMM, f32 root
 
   EXPECT_FALSE(PlanGemmEpilogue(*by.at("sd")).has_value());  // also reduced
+
+  auto nd = PlanGemmEpilogue(*by.at("nd"));
+  ASSERT_TRUE(nd.has_value());
+  EXPECT_EQ(nd->root->name, "nh");
+  EXPECT_FALSE(nd->in_place);  // f32 GEMM, bf16 root
 
   auto cv = PlanGemmEpilogue(*by.at("cv"));
   ASSERT_TRUE(cv.has_value());
@@ -217,12 +226,14 @@ TEST_F(GemmEpilogueRunTest, FusedEqualsTwoPassesBitForBitAndAgreesWithTheInterpr
   auto module = hlo::ParseModule(kModule, "epilogues.hlo");
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   // The analytical schedule; tiny tiles and K slices (every tile an edge, the bf16 sums in f32
-  // partials across 5 slices) over two threads; the register tile for bf16 (amx=0).
+  // partials across 5 slices) over two threads; the register tile for bf16 (amx=0); one K
+  // slice (kc >= K = 71) over two threads, where nd's f32 result is not stored.
   const std::vector<Params> schedules = {
       {},
       {{"mr", 5}, {"nr", 16}, {"kc", 16}, {"mc", 10}, {"nc", 32}, {"threads", 2},
        {"thread_split", 0}, {"amx", 0}},
       {{"mr", 3}, {"nr", 24}, {"kc", 64}, {"threads", 2}, {"thread_split", 2}, {"amx", 0}},
+      {{"mr", 5}, {"nr", 16}, {"kc", 96}, {"mc", 10}, {"threads", 2}, {"thread_split", 0}},
   };
   auto args = testing::RandomArgs(**module, 11);
   auto want = interp::Evaluate(**module, args);
@@ -238,14 +249,18 @@ TEST_F(GemmEpilogueRunTest, FusedEqualsTwoPassesBitForBitAndAgreesWithTheInterpr
     auto b = Run(**module, args, unfused, &unfused_src);
     ASSERT_EQ(a.size(), w.size());
     ASSERT_EQ(b.size(), w.size());
-    // Four tile epilogues (gelu, half, wide, ct); none in the two-pass form.
+    // Five tile epilogues (gelu, half, wide, ct, nh); none in the two-pass form. nh's reads
+    // the tile buffer where K is one slice (kc 64 and 16 split it), and nd has no buffer.
     size_t tiles = 0;
     for (size_t at = fused_src.find("const float gm_dv"); at != std::string::npos;
          at = fused_src.find("const float gm_dv", at + 1)) {
       ++tiles;
     }
-    EXPECT_EQ(tiles, 4u);
+    EXPECT_EQ(tiles, 5u);
     EXPECT_EQ(unfused_src.find("const float gm_dv"), std::string::npos);
+    const bool one_slice = s == 0 || s == 3;
+    EXPECT_EQ(fused_src.find("const float gm_dv = gm_tile[") != std::string::npos, one_slice);
+    EXPECT_EQ(fused_src.find("__builtin_trap") != std::string::npos, one_slice);
     for (size_t o = 0; o < w.size(); ++o) {
       SCOPED_TRACE("output " + std::to_string(o));
       ASSERT_TRUE(a[o].shape().SameAs(w[o].shape()));
