@@ -177,6 +177,50 @@ TEST(GemmEpiloguePlanTest, ShortKWithAFullSizeInputStartsAsASecondPass) {
   EXPECT_EQ(initial("long"), 1);   // K 1024 hides `big`
 }
 
+// On AMX tiles, a bf16 GEMM whose f32 result the epilogue rounds to bf16 starts with one K slice
+// up to K 4096 (its tiles then never go to memory, gemm_space.cc's InitialKc); an in-place root
+// or a deeper K keeps the 2048-deep slices.
+constexpr const char* kSliceChoices = R"(
+HloModule slices
+ENTRY main {
+  a = bf16[64,2816] parameter(0)
+  b = bf16[2816,96] parameter(1)
+  a2 = bf16[64,6144] parameter(2)
+  b2 = bf16[6144,96] parameter(3)
+  rounded = f32[64,96] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  narrow = bf16[64,96] convert(rounded)
+  kept = f32[64,96] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  scaled = f32[64,96] multiply(kept, kept)
+  deep = f32[64,96] dot(a2, b2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  deep_narrow = bf16[64,96] convert(deep)
+  ROOT out = (bf16[64,96], f32[64,96], bf16[64,96]) tuple(narrow, scaled, deep_narrow)
+}
+)";
+
+TEST(GemmEpiloguePlanTest, AmxGemmRoundedByItsEpilogueStartsWithOneKSlice) {
+  auto module = hlo::ParseModule(kSliceChoices, "slices.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto plan = analysis::PlanFusion(**module);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  auto by = KernelsByHero(*plan);
+  CpuEmitter emitter;
+  target::Target amx = target::HostCpu();
+  for (const char* f : {"avx512f", "avx512bw", "avx512_bf16", "amx_tile", "amx_bf16"}) {
+    if (!amx.Has(f)) amx.isa.push_back(f);
+  }
+  auto initial = [&](const char* hero, const char* param) {
+    return emitter.SpaceFor(*by.at(hero), amx).Initial().Get(param, -1);
+  };
+  ASSERT_EQ(initial("rounded", "amx"), 1);
+  EXPECT_EQ(initial("rounded", "kc"), 2816);
+  EXPECT_EQ(initial("kept", "kc"), 1408);  // f32 root, in place: two slices
+  EXPECT_EQ(initial("deep", "kc"), 2048);  // K 6144: three slices
+  target::Target no_amx = target::HostCpu();
+  std::erase_if(no_amx.isa, [](const std::string& f) { return f.rfind("amx", 0) == 0; });
+  // vdpbf16ps registers: the rule is the tiles' (1024-deep slices balanced over K: 944).
+  EXPECT_LT(emitter.SpaceFor(*by.at("rounded"), no_amx).Initial().Get("kc", -1), 2816);
+}
+
 class GemmEpilogueRunTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { cache_dir_ = testing::MakeTempDir("mk-gemm-epilogue"); }
