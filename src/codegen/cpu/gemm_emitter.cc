@@ -398,30 +398,12 @@ void EmitTileEpilogue(std::ostream& o, const DotGeometry& g, const Layout& l,
     << in << "}\n";
 }
 
-void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
-               const std::string& ptr, const TileEpilogue* epilogue) {
-  auto& o = f.out();
+// The micro-kernel over the tile at gm_asl x gm_bsl and its write-back: full f32 tiles straight
+// to the result or the partial sums, the rest through gm_tile (only the valid part stored).
+void EmitTileStore(std::ostream& o, const DotGeometry& g, const Layout& l, const std::string& ptr,
+                   const std::string& in, const std::string& kArg, const std::string& tiles) {
   const bool f32_out = g.out_type == DType::kF32;
-  const std::string kArg = l.amx ? "gm_kpad" : l.pairs ? "gm_kpad / 2" : "gm_kc";
-  const std::string tiles = l.amx ? ", gm_amx" : "";
-  const std::string in = "                  ";
-  o << "              for (int64_t gm_s = gm_s0; gm_s < gm_s1; ++gm_s) {\n"
-    << "                const int64_t gm_j = gm_jc + gm_s * kNR;\n"
-    << "                const int64_t gm_nv = std::min<int64_t>(kNR, kN - gm_j);\n"
-    << "                const " << l.pt << "* const gm_bsl = gm_bp + gm_s * kNR * gm_kpad;\n"
-    << "                for (int64_t gm_r = 0; gm_r < gm_mc; gm_r += kMR) {\n"
-    << in << "const int64_t gm_mv = std::min<int64_t>(kMR, gm_mc - gm_r);\n"
-    << in << "const " << l.pt << "* const gm_asl = gm_ap + gm_r * gm_kpad;\n"
-    << in << "const int64_t gm_o = (gm_b * kM + gm_ic + gm_r) * kN + gm_j;\n";
-  // Full tiles go straight to an f32 destination: the result, or the partial sums.
   std::string direct;
-  if (l.tile_only) {
-    o << in << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << tiles << ");\n";
-    EmitTileEpilogue(o, g, l, ptr, *epilogue, in);
-    o << "                }\n"
-      << "              }\n";
-    return;
-  }
   if (f32_out) direct = ptr;
   else if (l.need_acc) direct = "gm_acc";
   std::string edge = in;  // the edge path's indent: inside an else when full tiles go direct
@@ -450,6 +432,28 @@ void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
   }
   o << edge << "  }\n" << edge << "}\n";
   if (!direct.empty()) o << in << "}\n";
+}
+
+void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
+               const std::string& ptr, const TileEpilogue* epilogue) {
+  auto& o = f.out();
+  const std::string kArg = l.amx ? "gm_kpad" : l.pairs ? "gm_kpad / 2" : "gm_kc";
+  const std::string tiles = l.amx ? ", gm_amx" : "";
+  const std::string in = "                  ";
+  o << "              for (int64_t gm_s = gm_s0; gm_s < gm_s1; ++gm_s) {\n"
+    << "                const int64_t gm_j = gm_jc + gm_s * kNR;\n"
+    << "                const int64_t gm_nv = std::min<int64_t>(kNR, kN - gm_j);\n"
+    << "                const " << l.pt << "* const gm_bsl = gm_bp + gm_s * kNR * gm_kpad;\n"
+    << "                for (int64_t gm_r = 0; gm_r < gm_mc; gm_r += kMR) {\n"
+    << in << "const int64_t gm_mv = std::min<int64_t>(kMR, gm_mc - gm_r);\n"
+    << in << "const " << l.pt << "* const gm_asl = gm_ap + gm_r * gm_kpad;\n"
+    << in << "const int64_t gm_o = (gm_b * kM + gm_ic + gm_r) * kN + gm_j;\n";
+  if (l.tile_only) {
+    // Every tile final after one K slice: the epilogue reads it where the micro-kernel put it.
+    o << in << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << tiles << ");\n";
+  } else {
+    EmitTileStore(o, g, l, ptr, in, kArg, tiles);
+  }
   if (epilogue) EmitTileEpilogue(o, g, l, ptr, *epilogue, in);
   o << "                }\n"
     << "              }\n";
@@ -516,7 +520,7 @@ Status EmitGemmValue(FunctionEmitter& f, const hlo::Instruction& inst, const Dot
     // read: each tile goes from the micro-kernel to the epilogue through the tile buffer (8p:
     // 8 MiB of f32 results that were stored and read back only to be rounded to bf16). In
     // place it would save nothing: the root is stored anyway, over the accumulators.
-    const bool no_buffer = !e->in_place && g.out_type == DType::kF32 && g.k <= p.kc;
+    const bool no_buffer = ReadsUnroundedResult(*e) && g.k <= p.kc;
     if (e->in_place) {
       MK_ASSIGN_OR_RETURN(ptr, f.StorageFor(e->root, 0, e->root->shape));
     } else if (!no_buffer) {

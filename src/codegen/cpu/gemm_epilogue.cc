@@ -53,4 +53,8 @@ std::optional<GemmEpilogue> PlanGemmEpilogue(const analysis::Kernel& kernel) {
   return e;
 }
 
+bool ReadsUnroundedResult(const GemmEpilogue& e) {
+  return !e.in_place && e.dot->shape.dtype() == hlo::DType::kF32;
+}
+
 }  // namespace mk::codegen::cpu

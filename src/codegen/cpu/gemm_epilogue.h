@@ -31,4 +31,9 @@ struct GemmEpilogue {
 // is a blocked GEMM whose result splits into rows and N (gemm_emitter.h's TileRowDims).
 std::optional<GemmEpilogue> PlanGemmEpilogue(const analysis::Kernel& kernel);
 
+// The epilogue reads an f32 GEMM result that it stores as another type (8p: rounded to bf16).
+// With one K slice the result then needs no buffer: each tile goes from the micro-kernel to the
+// epilogue through the tile buffer (gemm_emitter.h's TileEpilogue::from_tile).
+bool ReadsUnroundedResult(const GemmEpilogue& e);
+
 }  // namespace mk::codegen::cpu

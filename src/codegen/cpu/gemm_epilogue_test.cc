@@ -9,6 +9,8 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <optional>
 
 #include "codegen/cpu/cpu_emitter.h"
 #include "codegen/cpu/test_harness.h"
@@ -89,21 +91,36 @@ ENTRY main {
 }
 )";
 
-std::map<std::string, const analysis::Kernel*> KernelsByHero(const analysis::FusionPlan& plan) {
-  std::map<std::string, const analysis::Kernel*> by;
-  for (const auto& k : plan.kernels) {
-    if (k.family == analysis::KernelFamily::kContraction && k.hero) by[k.hero->name] = &k;
+// A module, its fusion plan (which points into it) and the plan's contraction kernels by hero.
+struct Planned {
+  std::unique_ptr<hlo::Module> module;
+  analysis::FusionPlan plan;
+  std::map<std::string, const analysis::Kernel*> by_hero;
+};
+
+std::optional<Planned> PlanText(const char* text, const char* name) {
+  auto module = hlo::ParseModule(text, name);
+  if (!module.ok()) {
+    ADD_FAILURE() << module.status().ToString();
+    return std::nullopt;
   }
-  return by;
+  auto plan = analysis::PlanFusion(**module);
+  if (!plan.ok()) {
+    ADD_FAILURE() << plan.status().ToString();
+    return std::nullopt;
+  }
+  Planned p{std::move(*module), std::move(*plan), {}};
+  for (const auto& k : p.plan.kernels) {
+    if (k.family == analysis::KernelFamily::kContraction && k.hero) p.by_hero[k.hero->name] = &k;
+  }
+  return p;
 }
 
 TEST(GemmEpiloguePlanTest, FindsTheChainToOneOutputAndNothingElse) {
-  auto module = hlo::ParseModule(kModule, "epilogues.hlo");
-  ASSERT_TRUE(module.ok()) << module.status().ToString();
-  auto plan = analysis::PlanFusion(**module);
-  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  auto by = KernelsByHero(*plan);
-  ASSERT_EQ(by.size(), 6u) << plan->Summary();
+  const auto planned = PlanText(kModule, "epilogues.hlo");
+  ASSERT_TRUE(planned.has_value());
+  const auto& by = planned->by_hero;
+  ASSERT_EQ(by.size(), 6u) << planned->plan.Summary();
 
   auto d = PlanGemmEpilogue(*by.at("d"));
   ASSERT_TRUE(d.has_value()) << by.at("d")->ToHloText();
@@ -162,11 +179,9 @@ ENTRY main {
 )";
 
 TEST(GemmEpiloguePlanTest, ShortKWithAFullSizeInputStartsAsASecondPass) {
-  auto module = hlo::ParseModule(kFuseChoices, "choices.hlo");
-  ASSERT_TRUE(module.ok()) << module.status().ToString();
-  auto plan = analysis::PlanFusion(**module);
-  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  auto by = KernelsByHero(*plan);
+  const auto planned = PlanText(kFuseChoices, "choices.hlo");
+  ASSERT_TRUE(planned.has_value());
+  const auto& by = planned->by_hero;
   CpuEmitter emitter;
   const target::Target target = target::HostCpu();
   auto initial = [&](const char* hero) {
@@ -198,11 +213,9 @@ ENTRY main {
 )";
 
 TEST(GemmEpiloguePlanTest, AmxGemmRoundedByItsEpilogueStartsWithOneKSlice) {
-  auto module = hlo::ParseModule(kSliceChoices, "slices.hlo");
-  ASSERT_TRUE(module.ok()) << module.status().ToString();
-  auto plan = analysis::PlanFusion(**module);
-  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  auto by = KernelsByHero(*plan);
+  const auto planned = PlanText(kSliceChoices, "slices.hlo");
+  ASSERT_TRUE(planned.has_value());
+  const auto& by = planned->by_hero;
   CpuEmitter emitter;
   target::Target amx = target::HostCpu();
   for (const char* f : {"avx512f", "avx512bw", "avx512_bf16", "amx_tile", "amx_bf16"}) {

@@ -19,8 +19,8 @@ namespace mk::codegen::cpu {
 // NR-column sliver (b[k*NR + j], or b[(p*NR + j)*2 + (k&1)]). The full MR×NR tile is written to
 // c[i*ldc + j]; with `acc` it is added to what c holds. With `prefetch_c` the tile's cache
 // lines are prefetched before the k loop of a call that adds to C: over a large C the rows of a
-// tile are far apart and would otherwise miss when read back, once per K slice after the first. With `prefetch_ab` > 0 each k step
-// prefetches the A and B lines that many steps ahead.
+// tile are far apart and would otherwise miss when read back, once per K slice after the first.
+// With `prefetch_ab` > 0 each k step prefetches the A and B lines that many steps ahead.
 std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int64_t nr,
                             int64_t unroll_k, bool prefetch_c = true, int64_t prefetch_ab = 0);
 

@@ -60,8 +60,7 @@ constexpr int64_t kAmxOneSliceK = 4096;
 
 int64_t InitialKc(const GemmParams& init, const DotGeometry& g,
                   const std::optional<GemmEpilogue>& epilogue, int64_t fuse_epilogue) {
-  const bool from_tile = epilogue && fuse_epilogue == 1 && !epilogue->in_place &&
-                         g.out_type == hlo::DType::kF32;
+  const bool from_tile = epilogue && fuse_epilogue == 1 && ReadsUnroundedResult(*epilogue);
   if (init.amx && from_tile && g.k > init.kc && g.k <= kAmxOneSliceK) {
     return g.k;  // ResolveGemmParams rounds it to whole tile steps
   }
