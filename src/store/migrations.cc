@@ -159,21 +159,20 @@ Result<int> ReadSchemaVersion(SqliteDb& db) {
     return InvalidArgument("database " + db.path() +
                            " belongs to another application (application_id " + hex + ")");
   }
-  MK_ASSIGN_OR_RETURN(int64_t has_version_table,
+  // One statement, so one snapshot: as two, another process's first migration could commit
+  // between them, and the file would look like tables without a schema_version.
+  enum : int64_t { kEmpty = 0, kForeignTables = 1, kVersioned = 2 };
+  MK_ASSIGN_OR_RETURN(int64_t contents,
                       SingleInt(db,
-                                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
-                                "name = 'schema_version'"));
-  if (has_version_table == 0) {
-    MK_ASSIGN_OR_RETURN(int64_t tables,
-                        SingleInt(db,
-                                  "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE "
-                                  "'sqlite_%'"));
-    if (tables != 0) {
-      return InvalidArgument("database " + db.path() +
-                             " has tables but no schema_version: not a maxkernel store");
-    }
-    return 0;
+                                "SELECT CASE WHEN EXISTS (SELECT 1 FROM sqlite_master WHERE "
+                                "type = 'table' AND name = 'schema_version') THEN 2 "
+                                "WHEN EXISTS (SELECT 1 FROM sqlite_master WHERE name NOT LIKE "
+                                "'sqlite_%') THEN 1 ELSE 0 END"));
+  if (contents == kForeignTables) {
+    return InvalidArgument("database " + db.path() +
+                           " has tables but no schema_version: not a maxkernel store");
   }
+  if (contents == kEmpty) return 0;
   MK_ASSIGN_OR_RETURN(int64_t version,
                       SingleInt(db, "SELECT COALESCE(MAX(version), 0) FROM schema_version"));
   return static_cast<int>(version);
