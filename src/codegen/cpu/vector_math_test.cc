@@ -1,4 +1,5 @@
-// mk_cpu_rt.h's vectorizable float math (vexp, vexpm1, vlog, vlog1p, vtanh, verf, logistic):
+// mk_cpu_rt.h's vectorizable float math (vexp, vexpm1, vlog, vlog1p, vtanh, verf, logistic,
+// tanh_softplus):
 // accuracy over the float range and the fact that the loops calling them vectorize. Both are
 // checked on vector_math_probe.inc, compiled here the way generated kernels are compiled (the
 // host target's flags plus the CPU emitter's KernelFlags()) with
@@ -30,7 +31,8 @@ const std::string kProbe = kSourceDir + "/src/codegen/cpu/vector_math_probe.inc"
 
 // The bounds mk_cpu_rt.h documents, in ulps of the correctly rounded result.
 const std::map<std::string, double> kMaxUlp = {
-    {"exp", 2}, {"expm1", 2}, {"log", 2}, {"log1p", 2}, {"logistic", 2}, {"tanh", 3}, {"erf", 3}};
+    {"exp", 2}, {"expm1", 2}, {"log", 2}, {"log1p", 2}, {"logistic", 2}, {"tanh", 3}, {"erf", 3},
+    {"tanh_softplus", 4}};
 
 // Compiles the probe to dir/name with the generated kernels' compiler and flags plus `extra`;
 // returns the compiler's diagnostics.
