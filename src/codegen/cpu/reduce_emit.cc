@@ -77,6 +77,9 @@ namespace {
 
 // The result block of the strided form, per lane of the schedule (8 lanes: 512 results).
 constexpr int64_t kStridedBlockPerLane = 64;
+// Results per block when a block groups whole rows (8 KiB of f32 accumulators, in L1). 46k's
+// channel reduction: 97 ms with 4 rows of 126 per block, 90-92 ms with 8 to 64.
+constexpr int64_t kStridedGroupElements = 2048;
 
 struct ReduceLayout {
   std::vector<std::string> in_idx;    // the input index: i<k> for kept dims, r<d> for reduced
@@ -107,7 +110,13 @@ void ForLines(std::ostream& out, const std::vector<std::string>& vars,
   }
 }
 
-// Innermost input dim kept: blocks of results accumulate together, in the serial order.
+// Innermost input dim kept: blocks of results accumulate together, in the serial order. When
+// the block holds the whole last result dim and the input's last two dims are both kept, the
+// block takes several result rows (up to kStridedGroupElements results): at each reduced index
+// they are one contiguous run of the input. With one row per block, a reduction over channels
+// (46k: [16,64,126,126] over dim 1) read 504 bytes per channel plane before jumping 63 KB to
+// the next, 64 planes at a time, which the hardware prefetchers do not follow: 150 -> 91 ms
+// with 16 rows.
 void EmitStrided(FunctionEmitter& f, const Instruction& inst, const ReduceLayout& l,
                  const std::string& ct, const std::string& fn, const std::string& ptr,
                  int64_t lanes) {
@@ -123,18 +132,46 @@ void EmitStrided(FunctionEmitter& f, const Instruction& inst, const ReduceLayout
   std::vector<std::string> out_vars = IndexVars(k);
   // Row fusion binds the leading row dims (never the last result dim: see EmitVectorReduce).
   const size_t bound = f.row_dims().size();
+  const size_t in_rank = l.in_idx.size();
+  const bool last_two_kept = in_rank >= 2 && l.in_idx[in_rank - 2][0] == 'i';
+  int64_t rows = 1;  // result rows (of dim k-2) per block
+  if (blocks == 1 && k >= 2 && static_cast<size_t>(k - 2) >= bound && last_two_kept) {
+    rows = std::min<int64_t>(out_shape.dim(k - 2), std::max<int64_t>(1, kStridedGroupElements / c));
+  }
+  const size_t outer_end = static_cast<size_t>(rows > 1 ? k - 2 : k - 1);
   std::vector<int64_t> trips(out_shape.dims().begin() + static_cast<std::ptrdiff_t>(bound),
-                             out_shape.dims().end() - 1);
-  trips.push_back(blocks);
+                             out_shape.dims().begin() + static_cast<std::ptrdiff_t>(outer_end));
+  const std::string rv = rows > 1 ? out_vars[static_cast<size_t>(k - 2)] : "";
+  const int64_t row_dim = rows > 1 ? out_shape.dim(k - 2) : 1;
+  trips.push_back(rows > 1 ? (row_dim + rows - 1) / rows : blocks);
   auto& out = f.loops();
   out << "  {\n";
   if (bound == 0) {
     out << ParallelPragma(s, CollapseCount(trips, s.threads),
                           inst.operands[0]->shape.num_elements());
   }
-  for (size_t d = bound; d + 1 < static_cast<size_t>(k); ++d) {
+  for (size_t d = bound; d < outer_end; ++d) {
     out << "  for (int64_t " << out_vars[d] << " = 0; " << out_vars[d] << " < "
         << out_shape.dim(static_cast<int64_t>(d)) << "; ++" << out_vars[d] << ")\n";
+  }
+  const std::string store = ptr + "[" + LinearIndexExpr(out_vars, out_shape.dims()) + "] = ";
+  if (rows > 1) {
+    // acc[(row - rb) * c + i]: `rows` rows of the last dim, whole.
+    const std::string slot = "acc[(" + rv + " - rb) * " + std::to_string(c) + " + " + iv + "]";
+    out << "  for (int64_t rb = 0; rb < " << row_dim << "; rb += " << rows << ")\n  {\n"
+        << "    const int64_t re = std::min<int64_t>(rb + " << rows << ", " << row_dim << ");\n"
+        << "    " << ct << " acc[" << rows * c << "];\n"
+        << "    for (int64_t q = 0; q < (re - rb) * " << c << "; ++q) acc[q] = " << init << ";\n";
+    ForLines(out, l.red_vars, l.red_dims, l.red_vars.size());
+    out << "    for (int64_t " << rv << " = rb; " << rv << " < re; ++" << rv << ")\n"
+        << "    {\n" << InnerLoopPragmas(s) << "    for (int64_t " << iv << " = 0; " << iv
+        << " < " << c << "; ++" << iv << ")\n      " << slot << " = " << fn << "(" << slot
+        << ", " << x << ");\n    }\n"
+        << "    for (int64_t " << rv << " = rb; " << rv << " < re; ++" << rv << ")\n"
+        << InnerLoopPragmas(s) << "    for (int64_t " << iv << " = 0; " << iv << " < " << c
+        << "; ++" << iv << ")\n      " << store << StoreExpr(out_shape.dtype(), slot)
+        << ";\n  }\n  }\n";
+    return;
   }
   out << "  for (int64_t bt = 0; bt < " << blocks << "; ++bt)\n  {\n"
       << "    const int64_t lo = bt * " << block << ", hi = std::min<int64_t>(lo + " << block
@@ -147,8 +184,8 @@ void EmitStrided(FunctionEmitter& f, const Instruction& inst, const ReduceLayout
       << " < hi; ++" << iv << ")\n      acc[" << iv << " - lo] = " << fn << "(acc[" << iv
       << " - lo], " << x << ");\n    }\n";
   out << InnerLoopPragmas(s) << "    for (int64_t " << iv << " = lo; " << iv << " < hi; ++" << iv
-      << ")\n      " << ptr << "[" << LinearIndexExpr(out_vars, out_shape.dims()) << "] = "
-      << StoreExpr(out_shape.dtype(), "acc[" + iv + " - lo]") << ";\n  }\n  }\n";
+      << ")\n      " << store << StoreExpr(out_shape.dtype(), "acc[" + iv + " - lo]")
+      << ";\n  }\n  }\n";
 }
 
 // Innermost input dim reduced, associative combiner: `lanes` partial accumulators per result.

@@ -245,6 +245,10 @@ TEST_F(VectorCodegenTest, EmitsTheFormTheScheduleNames) {
       text({{"reduce_lanes", 16}, {"vectorize", 1}, {"unroll", 4}, {"row_fuse", 1}});
   EXPECT_NE(lanes16.find("lane[16]"), std::string::npos);
   EXPECT_NE(lanes16.find("acc[1024]"), std::string::npos);  // strided blocks of 64 * 16
+  // col_sum (over dim 0 of [3,37,150]): a block is 13 whole rows of 150, contiguous in x at
+  // each reduced index (the last 37 % 13 = 11 rows are the last block).
+  EXPECT_NE(lanes16.find("acc[1950]"), std::string::npos);
+  EXPECT_NE(lanes16.find("for (int64_t rb = 0; rb < 37; rb += 13)"), std::string::npos);
   EXPECT_NE(lanes16.find("#pragma GCC ivdep"), std::string::npos);
   EXPECT_NE(lanes16.find("#pragma GCC unroll 4"), std::string::npos);
   EXPECT_NE(lanes16.find("one loop over the rows"), std::string::npos);  // the softmax kernel
