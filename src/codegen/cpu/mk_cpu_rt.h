@@ -215,6 +215,25 @@ inline float split_log(float x, int32_t& e) {
   e = static_cast<int32_t>(ix) >> 23;
   return u2f((ix & 0x007fffffu) + 0x3f2aaaabu) - 1.0f;
 }
+// e^r for |r| <= ln2/2 (plus rounding): 1 + r + r^2 q(r).
+inline float exp_reduced(float r) {
+  float q = 0x1.6a5198p-10f;
+  q = fma(q, r, 0x1.12397cp-7f);
+  q = fma(q, r, 0x1.5558acp-5f);
+  q = fma(q, r, 0x1.555492p-3f);
+  q = fma(q, r, 0x1.fffffcp-2f);
+  return 1.0f + fma(r * r, q, r);
+}
+// e^x for x >= -87.3, where the result is normal (or overflows to inf): vexp without its
+// subnormal path, a third cheaper. For exps whose argument cannot be that small (tanh's e^2|x|,
+// erf's tail); x below is clamped to -87.3 (2^-126), NaN passes.
+inline float exp_normal(float x) {
+  const float xc = x > 88.8f ? 88.8f : (x < -87.3f ? -87.3f : x);
+  int32_t k;
+  const float r = reduce_ln2(xc, k);
+  const int32_t k1 = k >> 1;
+  return exp_reduced(r) * pow2(k1) * pow2(k - k1);
+}
 }  // namespace vm
 
 inline float vexp(float x) {
@@ -223,12 +242,7 @@ inline float vexp(float x) {
   const float xc = x > 88.8f ? 88.8f : (x < -104.0f ? -104.0f : x);
   int32_t k;
   const float r = vm::reduce_ln2(xc, k);
-  float q = 0x1.6a5198p-10f;
-  q = vm::fma(q, r, 0x1.12397cp-7f);
-  q = vm::fma(q, r, 0x1.5558acp-5f);
-  q = vm::fma(q, r, 0x1.555492p-3f);
-  q = vm::fma(q, r, 0x1.fffffcp-2f);  // e^r = 1 + r + r^2 q(r)
-  const float p = 1.0f + vm::fma(r * r, q, r);
+  const float p = vm::exp_reduced(r);
   // k >= -126: 2^k in two factors; the first product is exact, the second rounds once (to
   // infinity where the result is one). Lanes with k <= -127 take -125 here, a normal product
   // that the select below discards.
@@ -314,7 +328,7 @@ inline float vtanh(float x) {
   const float small = vm::fma(a * a2, p, a);
   // Otherwise tanh(a) = 1 - 2 / (e^2a + 1) (>= 0.55, so the subtraction loses nothing); e^2a
   // overflows to inf past 44, giving 1.
-  const float large = 1.0f - 2.0f / (vexp(a + a) + 1.0f);
+  const float large = 1.0f - 2.0f / (vm::exp_normal(a + a) + 1.0f);
   return vm::copysign_of(vm::select(a < 0.625f, small, large), x);
 }
 inline double vtanh(double x) { return std::tanh(x); }
@@ -343,7 +357,7 @@ inline float verf(float x) {
   h = vm::fma(h, t, 0x1.dcbc9ap-5f);
   h = vm::fma(h, t, -0x1.707592p-2f);
   h = vm::fma(h, t, -0x1.88d854p+0f);
-  const float large = 1.0f - vexp(vm::fma(-ac, ac, h));
+  const float large = 1.0f - vm::exp_normal(vm::fma(-ac, ac, h));  // argument >= -16
   return vm::copysign_of(vm::select(a < 0.921875f, small, large), x);
 }
 inline double verf(double x) { return std::erf(x); }
