@@ -244,6 +244,9 @@ TEST_F(VectorCodegenTest, EmitsTheFormTheScheduleNames) {
   const std::string lanes16 =
       text({{"reduce_lanes", 16}, {"vectorize", 1}, {"unroll", 4}, {"row_fuse", 1}});
   EXPECT_NE(lanes16.find("lane[16]"), std::string::npos);
+  // row_sum's 150 = 9 * 16 + 4 + 2: the remainder in simd steps of 4 and 2, none left alone.
+  EXPECT_NE(lanes16.find("for (int j = 0; j < 4; ++j) lane[j]"), std::string::npos);
+  EXPECT_NE(lanes16.find("for (int j = 0; j < 2; ++j) lane[j]"), std::string::npos);
   EXPECT_NE(lanes16.find("acc[1024]"), std::string::npos);  // strided blocks of 64 * 16
   // col_sum (over dim 0 of [3,37,150]): a block is 13 whole rows of 150, contiguous in x at
   // each reduced index (the last 37 % 13 = 11 rows are the last block).
