@@ -377,6 +377,59 @@ TEST_F(VectorCodegenTest, TanhOfSoftplusIsOneFunction) {
   ExpectAgrees(kMishModule, {{"vector_bits", 256}}, {1e-5, 1e-4});
 }
 
+// A layer norm over rows of 300 (row fusion): rsqrt(var + eps) and the mean's division are one
+// value per row, computed once per row into a row buffer (vector_rows.h) rather than once per
+// element by the loops that read them.
+const char* kNormModule = R"(
+HloModule norm
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[37,300] parameter(0)
+  zero = f32[] constant(0)
+  n = f32[] constant(300)
+  nb = f32[37,1] broadcast(n), dimensions={}
+  s = f32[37] reduce(x, zero), dimensions={1}, to_apply=add_f32
+  s1 = f32[37,1] reshape(s)
+  mean = f32[37,1] divide(s1, nb)
+  m2 = f32[37] reshape(mean)
+  mb = f32[37,300] broadcast(m2), dimensions={0}
+  d = f32[37,300] subtract(x, mb)
+  sq = f32[37,300] multiply(d, d)
+  v = f32[37] reduce(sq, zero), dimensions={1}, to_apply=add_f32
+  v1 = f32[37,1] reshape(v)
+  var = f32[37,1] divide(v1, nb)
+  eps = f32[] constant(1e-5)
+  eb = f32[37,1] broadcast(eps), dimensions={}
+  ve = f32[37,1] add(var, eb)
+  r = f32[37,1] rsqrt(ve)
+  r2 = f32[37] reshape(r)
+  rb = f32[37,300] broadcast(r2), dimensions={0}
+  ROOT y = f32[37,300] multiply(d, rb)
+}
+)";
+
+TEST_F(VectorCodegenTest, NormScalarsAreComputedOncePerRow) {
+  auto module = hlo::ParseModule(kNormModule, "norm.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  const Overrides fused = {{"row_fuse", 1}, {"reduce_lanes", 8}};
+  auto impl = EmitWith(**module, fused);
+  ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+  const std::string& text = impl->sources[0].text;
+  ASSERT_NE(text.find("one loop over the rows"), std::string::npos);
+  // mean, var and rsqrt: three per-row buffers of one value each.
+  size_t buffers = 0;
+  for (size_t at = text.find("[mkrt::thread_index() * 1 + i1] = "); at != std::string::npos;
+       at = text.find("[mkrt::thread_index() * 1 + i1] = ", at + 1)) {
+    ++buffers;
+  }
+  EXPECT_EQ(buffers, 3u);
+  ExpectAgrees(kNormModule, fused, {1e-5});
+}
+
 TEST_F(VectorCodegenTest, LargeConstantsAreCompactAndExact) {
   // Byte sizes 4100, 4098, 4102 and 4097 cover every base64 tail; the splat is a fill.
   std::string splat = "{";

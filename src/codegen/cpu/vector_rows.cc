@@ -100,6 +100,24 @@ bool IsTranscendental(Opcode op) {
   }
 }
 
+// Ops whose per-element cost is worth a row buffer when their value is one per row.
+bool IsCostly(Opcode op) {
+  switch (op) {
+    case Opcode::kDivide: case Opcode::kSqrt: case Opcode::kRsqrt: case Opcode::kCbrt:
+      return true;
+    default:
+      return IsTranscendental(op);
+  }
+}
+
+// A shape whose dims after the first `r` (the rows) are all 1: one value per row.
+bool OnePerRow(const hlo::Shape& s, int64_t r) {
+  for (int64_t d = r; d < s.rank(); ++d) {
+    if (s.dim(d) != 1) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<int64_t> RowFusionDims(const analysis::Kernel& kernel) {
@@ -163,8 +181,12 @@ RowFusion PlanRowFusion(const analysis::Kernel& kernel) {
     for (const Instruction* op : inst->operands) ++readers[op];
   }
   for (const Instruction* inst : kernel.instructions) {
-    if (dep[inst] == RowDep::kRow && IsTranscendental(inst->opcode) && readers[inst] >= 2 &&
-        inst->shape.is_array() && inst->shape.rank() > r) {
+    if (dep[inst] != RowDep::kRow || !IsElemental(*inst) || !inst->shape.is_array() ||
+        inst->shape.rank() <= r) {
+      continue;
+    }
+    const bool shared = IsTranscendental(inst->opcode) && readers[inst] >= 2;
+    if (shared || (OnePerRow(inst->shape, r) && IsCostly(inst->opcode))) {
       fusion.row_cached.push_back(inst);
     }
   }

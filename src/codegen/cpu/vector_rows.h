@@ -24,8 +24,12 @@ std::vector<int64_t> RowFusionDims(const analysis::Kernel& kernel);
 
 // The row fusion of a kernel: its row dims (empty: none), and the row-dependent values worth
 // computing once per row: a transcendental (exp, log, tanh ...) read by two or more later
-// values, as softmax's exp(x - max) is by the sum and by the output. Such a value is stored for
-// the current row in a per-thread row buffer, and its readers load it (the same bits).
+// values, as softmax's exp(x - max) is by the sum and by the output; and a costly op (a
+// division, a square root, a transcendental) with one value per row, as a norm's
+// rsqrt(var + eps), which the loops over the row's elements would otherwise recompute per
+// element (the compiler cannot hoist it: it reads the reduce's scratch, which the loop's stores
+// might alias). Such a value is stored for the current row in a per-thread row buffer, and its
+// readers load it (the same bits).
 struct RowFusion {
   std::vector<int64_t> rows;
   std::vector<const hlo::Instruction*> row_cached;
