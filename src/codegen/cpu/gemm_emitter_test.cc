@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <tuple>
 
 #include "analysis/fusion_plan.h"
 #include "codegen/cpu/cpu_emitter.h"
@@ -522,6 +523,37 @@ TEST(GemmParamsTest, AnalyticalTileFitsTheRegisterFile) {
     EXPECT_LE(p.kc, 29);
     EXPECT_EQ(p.mc % p.mr, 0);
     EXPECT_EQ(p.nc % p.nr, 0);
+  }
+}
+
+// The register tile pads M to whole tiles; past 5% padded rows the model takes the tile that
+// pads least: 64 and 128 output channels on 8x48 rather than 14x32 (70 and 140 rows), 24 on
+// 6x64 (equal accumulators to 8x48, fewer loads per FMA); 512 (518 rows) keeps 14x32.
+TEST(GemmParamsTest, TileRowsFollowM) {
+  auto module = hlo::ParseModule(kModule, "gemm.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  const hlo::Instruction* plain = nullptr;
+  for (const auto& inst : (*module)->entry()->instructions()) {
+    if (inst->name == "plain") plain = inst.get();
+  }
+  ASSERT_NE(plain, nullptr);
+  target::Target avx512;
+  avx512.isa = {"avx2", "fma", "avx512f"};
+  avx512.vector_bytes = 64;
+  avx512.vector_registers = 32;
+  auto g = AnalyzeDot(*plain, avx512);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  DotGeometry d = *g;
+  d.k = 512;
+  d.n = 4096;
+  const std::vector<std::tuple<int64_t, int64_t, int64_t>> cases = {
+      {512, 14, 32}, {1024, 14, 32}, {64, 8, 48}, {128, 8, 48}, {24, 6, 64}, {37, 13, 32}};
+  for (const auto& [m, mr, nr] : cases) {
+    d.m = m;
+    const GemmParams p = InitialGemmParams(d, avx512);
+    EXPECT_EQ(p.mr, mr) << "M " << m;
+    EXPECT_EQ(p.nr, nr) << "M " << m;
+    EXPECT_EQ(p.mc % p.mr, 0) << "M " << m;
   }
 }
 
