@@ -167,21 +167,7 @@ void EmitRunStores(std::ostream& o, const std::string& in, const ConvInfo& c,
   pos[ls] = d.stride == 1 ? "(cv_b + cv_r)" : "(cv_b + cv_r * " + S(d.stride) + ")";
   std::vector<bool> checked(c.win.size(), true);
   const std::string lane = "cv_l + cv_r";
-  if (d.lhs_dilation != 1 && d.stride == 1) {
-    checked[ls] = false;
-    const PackElement e = InputElement(c, ix, pos, checked);
-    const std::string ld = S(d.lhs_dilation);
-    std::string hi = "cv_b >= " + S(c.extent[ls]) + " ? 0 : " + S(c.extent[ls]) + " - cv_b";
-    if (!e.valid.empty()) hi = "(" + e.valid + ") ? (" + hi + ") : 0";
-    o << in << "for (int64_t cv_r = 0; cv_r < cv_n; ++cv_r) " << store(lane, "0") << "\n"
-      << in << "const int64_t cv_hi = std::min<int64_t>(cv_n, " << hi << ");\n"
-      << in << "const int64_t cv_lo = std::min<int64_t>(cv_hi, cv_b >= 0 ? 0 : -cv_b);\n"
-      << in << "const int64_t cv_m = (cv_b + cv_lo) % " << ld << ";\n"
-      << in << "for (int64_t cv_r = cv_lo + (cv_m == 0 ? 0 : " << ld << " - cv_m); cv_r < cv_hi;"
-      << " cv_r += " << ld << ") " << store(lane, e.value) << "\n";
-    return;
-  }
-  if (d.lhs_dilation != 1) {
+  if (d.lhs_dilation != 1 && d.stride != 1) {
     PackElement e = InputElement(c, ix, pos, checked);
     o << in << "for (int64_t cv_r = 0; cv_r < cv_n; ++cv_r) "
       << store(lane, "((" + e.valid + ") ? static_cast<float>(" + e.value + ") : 0.0f)") << "\n";
@@ -199,8 +185,16 @@ void EmitRunStores(std::ostream& o, const std::string& in, const ConvInfo& c,
   std::string lo = "0";
   if (NeedsLowCheck(c, ls)) lo = "cv_b >= 0 ? 0 : (" + S(d.stride - 1) + " - cv_b) / " + S(d.stride);
   o << in << "const int64_t cv_hi = std::min<int64_t>(cv_n, " << hi << ");\n"
-    << in << "const int64_t cv_lo = std::min<int64_t>(cv_hi, " << lo << ");\n"
-    << in << "for (int64_t cv_r = 0; cv_r < cv_lo; ++cv_r) " << store(lane, "0") << "\n"
+    << in << "const int64_t cv_lo = std::min<int64_t>(cv_hi, " << lo << ");\n";
+  if (d.lhs_dilation != 1) {
+    const std::string ld = S(d.lhs_dilation);
+    o << in << "for (int64_t cv_r = 0; cv_r < cv_n; ++cv_r) " << store(lane, "0") << "\n"
+      << in << "const int64_t cv_m = (cv_b + cv_lo) % " << ld << ";\n"
+      << in << "for (int64_t cv_r = cv_lo + (cv_m == 0 ? 0 : " << ld << " - cv_m); cv_r < cv_hi;"
+      << " cv_r += " << ld << ") " << store(lane, e.value) << "\n";
+    return;
+  }
+  o << in << "for (int64_t cv_r = 0; cv_r < cv_lo; ++cv_r) " << store(lane, "0") << "\n"
     << in << "for (int64_t cv_r = cv_lo; cv_r < cv_hi; ++cv_r) " << store(lane, e.value) << "\n"
     << in << "for (int64_t cv_r = cv_hi; cv_r < cv_n; ++cv_r) " << store(lane, "0") << "\n";
 }

@@ -492,18 +492,21 @@ TEST(GemmParamsTest, AmxParameterIsValidatedAndFixesTheTile) {
   EXPECT_EQ(p->mr, InitialGemmParams(*gf, amx).mr);
 }
 
+// An AVX-512 target with nothing else (no AMX, no bf16): the register tile's model.
+target::Target Avx512Target() {
+  target::Target t;
+  t.isa = {"avx2", "fma", "avx512f"};
+  t.vector_bytes = 64;
+  t.vector_registers = 32;
+  return t;
+}
+
 TEST(GemmParamsTest, AnalyticalTileFitsTheRegisterFile) {
   auto module = hlo::ParseModule(kModule, "gemm.hlo");
   ASSERT_TRUE(module.ok()) << module.status().ToString();
-  const hlo::Instruction* plain = nullptr;
-  for (const auto& inst : (*module)->entry()->instructions()) {
-    if (inst->name == "plain") plain = inst.get();
-  }
+  const hlo::Instruction* plain = (*module)->entry()->FindInstruction("plain");
   ASSERT_NE(plain, nullptr);
-  target::Target avx512;
-  avx512.isa = {"avx2", "fma", "avx512f"};
-  avx512.vector_bytes = 64;
-  avx512.vector_registers = 32;
+  const target::Target avx512 = Avx512Target();
   target::Target avx2 = avx512;
   avx2.isa = {"avx2", "fma"};
   avx2.vector_bytes = 32;
@@ -532,15 +535,9 @@ TEST(GemmParamsTest, AnalyticalTileFitsTheRegisterFile) {
 TEST(GemmParamsTest, TileRowsFollowM) {
   auto module = hlo::ParseModule(kModule, "gemm.hlo");
   ASSERT_TRUE(module.ok()) << module.status().ToString();
-  const hlo::Instruction* plain = nullptr;
-  for (const auto& inst : (*module)->entry()->instructions()) {
-    if (inst->name == "plain") plain = inst.get();
-  }
+  const hlo::Instruction* plain = (*module)->entry()->FindInstruction("plain");
   ASSERT_NE(plain, nullptr);
-  target::Target avx512;
-  avx512.isa = {"avx2", "fma", "avx512f"};
-  avx512.vector_bytes = 64;
-  avx512.vector_registers = 32;
+  const target::Target avx512 = Avx512Target();
   auto g = AnalyzeDot(*plain, avx512);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   DotGeometry d = *g;

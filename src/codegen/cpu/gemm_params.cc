@@ -154,11 +154,14 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
   // register file; loads per FMA ((MR + NR/W) / (MR·NR/W)) must stay well under the 1 load :
   // 1 FMA port balance; among those, the most accumulators (hides FMA latency, best reuse).
   const int64_t lanes = F32Lanes(target), regs = VectorRegisters(target);
+  auto max_rows = [regs](int64_t nv) { return std::min<int64_t>(16, (regs - nv - 1) / nv); };
+  auto loads_per_fma = [](int64_t mr, int64_t nv) {
+    return static_cast<double>(mr + nv) / static_cast<double>(mr * nv);
+  };
   int64_t best = 0;
   for (int64_t nv = 1; nv * lanes <= 64; ++nv) {
-    int64_t mr = std::min<int64_t>(16, (regs - nv - 1) / nv);
-    if (mr < 1) continue;
-    if (static_cast<double>(mr + nv) / static_cast<double>(mr * nv) > 0.7) continue;
+    const int64_t mr = max_rows(nv);
+    if (mr < 1 || loads_per_fma(mr, nv) > 0.7) continue;
     if (mr * nv > best) best = mr * nv, p.mr = mr, p.nr = nv * lanes;
   }
   // Empty dots are never blocked; keep the arithmetic below well defined for them anyway.
@@ -175,9 +178,8 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
     int64_t best_pad = PaddedRows(m, p.mr), best_acc = 0;
     double best_ratio = 1.0;
     for (int64_t nv = 1; nv * lanes <= 64; ++nv) {
-      const int64_t mr_max = std::min<int64_t>(16, (regs - nv - 1) / nv);
-      for (int64_t mr = 1; mr <= mr_max; ++mr) {
-        const double ratio = static_cast<double>(mr + nv) / static_cast<double>(mr * nv);
+      for (int64_t mr = 1; mr <= max_rows(nv); ++mr) {
+        const double ratio = loads_per_fma(mr, nv);
         if (ratio > 0.7) continue;
         const int64_t pad = PaddedRows(m, mr), acc = mr * nv;
         if (pad < best_pad || (pad == best_pad && acc > best_acc) ||
