@@ -45,8 +45,11 @@ void EnsureAmxRuntime(ModuleContext& mc) {
   mc.prelude() << o.str();
 }
 
-// The tile path: C tiles zeroed or loaded, per k step A0 A1 × B0 B1, C stored.
-void EmitTileBody(std::ostream& o) {
+// The tile path: C tiles zeroed or loaded, per k step A0 A1 × B0 B1, C stored. With
+// `prefetch_next`, each k step also asks L2 for `pfl` lines of the next B sliver from `pf` on:
+// the tiles consume a 64-byte line every 2 cycles, faster than the hardware prefetchers bring
+// the next sliver from L3 (2048^3 bf16, example harness: 8.8 -> 8.0 ms).
+void EmitTileBody(std::ostream& o, bool prefetch_next) {
   o << "  if (tiles) {\n"
     << "    const int64_t lda = kpad * 2, ldcb = ldc * 4;\n"
     << "    if (acc) {\n"
@@ -66,8 +69,16 @@ void EmitTileBody(std::ostream& o) {
     << "      _tile_loadd(7, b + k * 32 + 32, 128);\n"
     << "      _tile_dpbf16ps(0, 4, 6);\n"
     << "      _tile_dpbf16ps(1, 4, 7);\n"
-    << "      _tile_loadd(5, a + 16 * kpad + k, lda);\n"
-    << "      _tile_dpbf16ps(2, 5, 6);\n"
+    << "      _tile_loadd(5, a + 16 * kpad + k, lda);\n";
+  if (prefetch_next) {
+    o << "      if (pf) {\n"
+      << "        for (int64_t j = 0; j < pfl; ++j) {\n"
+      << "          _mm_prefetch(reinterpret_cast<const char*>(pf + k * pfl + j * 32), "
+      << "_MM_HINT_T1);\n"
+      << "        }\n"
+      << "      }\n";
+  }
+  o << "      _tile_dpbf16ps(2, 5, 6);\n"
     << "      _tile_dpbf16ps(3, 5, 7);\n"
     << "    }\n"
     << "    _tile_stored(0, c, ldcb);\n"
@@ -127,20 +138,24 @@ void EmitScalarBody(std::ostream& o) {
 
 }  // namespace
 
-std::string AmxGemmMicroKernel(ModuleContext& mc, bool prefetch_c) {
-  const std::string name = std::string("mk_gemm_amx_32x32") + (prefetch_c ? "_pc" : "");
+std::string AmxGemmMicroKernel(ModuleContext& mc, bool prefetch_c, bool prefetch_next) {
+  const std::string name = std::string("mk_gemm_amx_32x32") + (prefetch_c ? "_pc" : "") +
+                           (prefetch_next ? "_pn" : "");
   if (mc.prelude().str().find(" " + name + "(") != std::string::npos) return name;
   EnsureAmxRuntime(mc);
   std::ostringstream o;
   o << "// GEMM micro-kernel: 32x32 f32 in AMX tiles (tdpbf16ps), A rows of kpad bf16, B pairs\n"
     << "__attribute__((noinline)) static void " << name
     << "(int64_t kpad, const uint16_t* __restrict a, const uint16_t* __restrict b, "
-    << "float* __restrict c, int64_t ldc, bool acc, bool tiles) {\n";
+    << "float* __restrict c, int64_t ldc, bool acc, bool tiles, const uint16_t* pf, "
+    << "int64_t pfl) {\n";
   if (prefetch_c) EmitPrefetchC(o, 32, 32);
   o << "#if " << kAmxBuilt << "\n";
-  EmitTileBody(o);
+  EmitTileBody(o, prefetch_next);
   o << "#endif\n"
     << "  (void)tiles;\n"
+    << "  (void)pf;\n"
+    << "  (void)pfl;\n"
     << "#if defined(__AVX512F__) && defined(__AVX512BF16__)\n";
   EmitVectorBody(o);
   o << "#else\n";

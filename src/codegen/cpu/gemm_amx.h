@@ -31,10 +31,13 @@ inline constexpr const char* kAmxEnd = "mk_amx_end";
 
 // Emits (once per module) the tile setup and the micro-kernel; returns its name. Signature:
 //   void NAME(int64_t kpad, const uint16_t* a, const uint16_t* b, float* c, int64_t ldc,
-//             bool acc, bool tiles)
+//             bool acc, bool tiles, const uint16_t* pf, int64_t pfl)
 // The 32×32 tile is written to c[i*ldc + j] (added to what c holds with `acc`). `tiles`: what
 // mk_amx_begin returned in this thread. With `prefetch_c` the C tile's cache lines are
-// prefetched before the k loop.
-std::string AmxGemmMicroKernel(ModuleContext& mc, bool prefetch_c);
+// prefetched before the k loop. With `prefetch_next`, each 32-deep k step prefetches into L2
+// `pfl` consecutive 64-byte lines from pf (pf[k*pfl] on: a run of kpad/32 * pfl lines in all),
+// the caller's share of the B sliver it multiplies next; pf null: none. Without the variant,
+// pf and pfl are ignored.
+std::string AmxGemmMicroKernel(ModuleContext& mc, bool prefetch_c, bool prefetch_next);
 
 }  // namespace mk::codegen::cpu

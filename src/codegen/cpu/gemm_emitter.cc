@@ -438,16 +438,29 @@ void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
                const std::string& ptr, const TileEpilogue* epilogue) {
   auto& o = f.out();
   const std::string kArg = l.amx ? "gm_kpad" : l.pairs ? "gm_kpad / 2" : "gm_kc";
-  const std::string tiles = l.amx ? ", gm_amx" : "";
+  const std::string tiles = l.amx ? ", gm_amx, gm_pf, gm_pfl" : "";
   const std::string in = "                  ";
   o << "              for (int64_t gm_s = gm_s0; gm_s < gm_s1; ++gm_s) {\n"
     << "                const int64_t gm_j = gm_jc + gm_s * kNR;\n"
     << "                const int64_t gm_nv = std::min<int64_t>(kNR, kN - gm_j);\n"
-    << "                const " << l.pt << "* const gm_bsl = gm_bp + gm_s * kNR * gm_kpad;\n"
-    << "                for (int64_t gm_r = 0; gm_r < gm_mc; gm_r += kMR) {\n"
+    << "                const " << l.pt << "* const gm_bsl = gm_bp + gm_s * kNR * gm_kpad;\n";
+  if (l.amx) {
+    // The next sliver's kpad lines (32 per k step) go to L2 in equal runs, one per call on
+    // this sliver (AmxGemmMicroKernel); calls past its 32 lines per step prefetch nothing.
+    o << "                const uint16_t* const gm_bnext = gm_s + 1 < gm_s1 ? gm_bsl + kNR * "
+         "gm_kpad : nullptr;\n"
+      << "                const int64_t gm_calls = (gm_mc + kMR - 1) / kMR;\n"
+      << "                const int64_t gm_pfl = (32 + gm_calls - 1) / gm_calls;\n";
+  }
+  o << "                for (int64_t gm_r = 0; gm_r < gm_mc; gm_r += kMR) {\n"
     << in << "const int64_t gm_mv = std::min<int64_t>(kMR, gm_mc - gm_r);\n"
     << in << "const " << l.pt << "* const gm_asl = gm_ap + gm_r * gm_kpad;\n"
     << in << "const int64_t gm_o = (gm_b * kM + gm_ic + gm_r) * kN + gm_j;\n";
+  if (l.amx) {
+    o << in << "const int64_t gm_run = gm_r / kMR * gm_pfl;\n"
+      << in << "const uint16_t* const gm_pf = gm_bnext && gm_run < 32 ? gm_bnext + gm_run * "
+         "gm_kpad : nullptr;\n";
+  }
   if (l.tile_only) {
     // Every tile final after one K slice: the epilogue reads it where the micro-kernel put it.
     o << in << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << tiles << ");\n";
@@ -610,7 +623,7 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
     }
   }
   l.work = CeilDiv(g.m, l.mc) * l.groups;
-  l.ukr = l.amx ? AmxGemmMicroKernel(f.module(), p.prefetch_c)
+  l.ukr = l.amx ? AmxGemmMicroKernel(f.module(), p.prefetch_c, p.prefetch_ab > 0)
                 : GemmMicroKernel(f.module(), l.pairs, p.mr, p.nr, p.unroll_k, p.prefetch_c,
                                   p.prefetch_ab);
 

@@ -237,6 +237,7 @@ const std::vector<Params>& AmxSchedules() {
       {{"amx", 1}, {"kc", 1024}, {"mc", 1024}, {"nc", 8192}, {"threads", 2}, {"thread_split", 2},
        {"prefetch_c", 0}},
       {{"amx", 1}, {"threads", 3}, {"thread_split", 0}},
+      {{"amx", 1}, {"prefetch_ab", 0}, {"threads", 2}},
   };
   return kSchedules;
 }
@@ -299,6 +300,28 @@ TEST_F(GemmEmitterTest, DenseBf16OperandsPackThroughTheHelpers) {
   const std::string tiles = source({{"amx", 1}});
   EXPECT_NE(tiles.find("mk_pack_panel_pairs_bf16("), std::string::npos);
   EXPECT_NE(tiles.find("mk_pack_rows_bf16("), std::string::npos);
+}
+
+// prefetch_ab > 0 under AMX: each call on a B sliver asks L2 for its share of the next sliver
+// (a prefetch cannot change results, so the agreement tests above cannot see it; the text can).
+TEST_F(GemmEmitterTest, AmxPrefetchesTheNextSliverIntoL2) {
+  if (!HostHasAmx()) GTEST_SKIP() << "this CPU has no AMX (amx_tile, amx_bf16)";
+  auto module = hlo::ParseModule(kAmxModule, "gemm.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto source = [&](const Params& params) {
+    auto impl = Emit(**module, params);
+    EXPECT_TRUE(impl.ok()) << impl.status().ToString();
+    return impl.ok() ? impl->sources[0].text : std::string();
+  };
+  const std::string on = source({{"amx", 1}, {"prefetch_ab", 8}});
+  EXPECT_NE(on.find("mk_gemm_amx_32x32_pc_pn("), std::string::npos);
+  EXPECT_NE(on.find("_MM_HINT_T1"), std::string::npos);
+  // The share: gm_pfl lines per k step from the next sliver, none after the thread's last one.
+  EXPECT_NE(on.find("gm_s + 1 < gm_s1 ? gm_bsl + kNR * gm_kpad : nullptr"), std::string::npos);
+  EXPECT_NE(on.find("gm_bnext + gm_run * gm_kpad"), std::string::npos);
+  const std::string off = source({{"amx", 1}, {"prefetch_ab", 0}});
+  EXPECT_EQ(off.find("_pn("), std::string::npos);
+  EXPECT_EQ(off.find("_MM_HINT_T1"), std::string::npos);
 }
 
 // bf16 operands whose k run contiguous (A [M][K], B stored [N][K]) with even row strides pack

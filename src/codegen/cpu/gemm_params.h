@@ -55,7 +55,9 @@ struct GemmParams {
   int64_t unroll_k = 4;    // unroll of the micro-kernel's k loop
   bool prefetch_c = true;  // the micro-kernel prefetches its C tile before the k loop, so the
                            // write-back does not wait on C rows that left the caches
-  int64_t prefetch_ab = 8;  // the micro-kernel prefetches A and B this many k steps ahead (0: no)
+  // The register micro-kernel prefetches A and B this many k steps ahead (0: no); the AMX tile
+  // micro-kernel prefetches the next B sliver into L2 when it is > 0.
+  int64_t prefetch_ab = 8;
   int64_t threads = 1;     // OpenMP threads (resolved: >= 1)
   ThreadSplit split = ThreadSplit::kBlocks;
   bool bf16_pairs = false;  // DotGeometry::bf16_pairs and NR a multiple of 16 (zmm = 16 columns)

@@ -129,7 +129,7 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
                            "1: the micro-kernel prefetches its C tile before the k loop"));
   s.params.push_back(Param("prefetch_ab", {0, 4, 8, 16}, init.prefetch_ab,
                            "k steps ahead the micro-kernel prefetches its A and B slivers "
-                           "(0: none; not used by AMX tiles)"));
+                           "(0: none); AMX tiles: > 0 prefetches the next B sliver into L2"));
   s.params.push_back(Param("thread_split", {0, 1, 2}, static_cast<int64_t>(init.split),
                            "threads split: 0 row blocks (shared B), 1 the batch, 2 columns"));
   if (epilogue) {
