@@ -491,16 +491,17 @@ TEST(GemmParamsTest, AmxParameterIsValidatedAndFixesTheTile) {
   ASSERT_TRUE(gm.ok()) << gm.status().ToString();
   EXPECT_FALSE(InitialAmx(*gm, amx));
 
-  // Threads on tiles share one packed B panel (row blocks) once M spans 8 tiles per thread,
-  // rather than each packing all of A for a column range.
+  // Threads on tiles take column ranges like the register tile (the next B sliver prefetched
+  // into L2 made them as fast as a shared panel at every size measured), and row blocks
+  // where N is too narrow to give each thread two slivers.
   DotGeometry square = *g;
   square.batch = 1;
-  square.m = square.n = square.k = 512;
+  square.m = square.n = square.k = 2048;
   GemmParams tiles = InitialGemmParams(square, amx, true);
   tiles.threads = 2;
-  EXPECT_EQ(InitialThreadSplit(square, tiles), ThreadSplit::kBlocks);
-  square.m = 256;
   EXPECT_EQ(InitialThreadSplit(square, tiles), ThreadSplit::kColumns);
+  square.n = 96;
+  EXPECT_EQ(InitialThreadSplit(square, tiles), ThreadSplit::kBlocks);
 
   // An f32 dot: amx=1 is legal on the AMX target and changes nothing.
   const hlo::Instruction* plain = find(**mod_plain, "plain");

@@ -118,11 +118,11 @@ ThreadSplit InitialThreadSplit(const DotGeometry& g, const GemmParams& p) {
     return static_cast<double>(slivers) / static_cast<double>(t * CeilDiv(slivers, t));
   };
   const int64_t n_slivers = CeilDiv(g.n, p.nr), m_slivers = CeilDiv(g.m, p.mr);
-  // On AMX tiles the multiply is so fast that packing all of A in every thread costs more than
-  // the shared panel's barriers once M spans several row blocks per thread (measured on the
-  // Xeon, 2 threads, columns -> row blocks: 512³ 160 -> 146 us, 1024³ 1.06 -> 1.09 ms, 2048³
-  // 9.9 -> 8.4 ms, 4096³ 70.8 -> 68.1 ms; 256³ keeps columns, 23 vs 36 us).
-  if (p.amx && m_slivers >= 8 * t) return ThreadSplit::kBlocks;
+  // AMX tiles follow the same rule. Row blocks used to win there once M spanned 8 tiles per
+  // thread (2048³ 9.9 vs 8.4 ms), while each thread's B sliver streamed from L3 unprefetched;
+  // with the next sliver prefetched into L2 (prefetch_ab) columns are as fast or faster
+  // (bench --schedule, 2 threads, blocks -> columns: 512³ 173 -> 171 us, 1024³ 1.23 -> 1.18
+  // ms, 2048³ 8.24 -> 8.12 ms, 4096³ 67.3 -> 67.0 ms, 8p 2.57 -> 2.46 ms).
   if (!g.gathered_a && n_slivers >= 2 * t && balance(n_slivers) >= balance(m_slivers)) {
     return ThreadSplit::kColumns;
   }
