@@ -401,7 +401,7 @@ void EmitTileEpilogue(std::ostream& o, const DotGeometry& g, const Layout& l,
 // The micro-kernel over the tile at gm_asl x gm_bsl and its write-back: full f32 tiles straight
 // to the result or the partial sums, the rest through gm_tile (only the valid part stored).
 void EmitTileStore(std::ostream& o, const DotGeometry& g, const Layout& l, const std::string& ptr,
-                   const std::string& in, const std::string& kArg, const std::string& tiles) {
+                   const std::string& in, const std::string& kArg, const std::string& amx_args) {
   const bool f32_out = g.out_type == DType::kF32;
   std::string direct;
   if (f32_out) direct = ptr;
@@ -410,11 +410,11 @@ void EmitTileStore(std::ostream& o, const DotGeometry& g, const Layout& l, const
   if (!direct.empty()) {
     o << in << "if (gm_mv == kMR && gm_nv == kNR" << (f32_out ? "" : " && !gm_last") << ") {\n"
       << in << "  " << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, " << direct
-      << " + gm_o, kN, !gm_first" << tiles << ");\n"
+      << " + gm_o, kN, !gm_first" << amx_args << ");\n"
       << in << "} else {\n";
     edge += "  ";
   }
-  o << edge << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << tiles << ");\n"
+  o << edge << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << amx_args << ");\n"
     << edge << "for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti) {\n"
     << edge << "  for (int64_t gm_tj = 0; gm_tj < gm_nv; ++gm_tj) {\n"
     << edge << "    const int64_t gm_e = gm_o + gm_ti * kN + gm_tj;\n"
@@ -438,7 +438,8 @@ void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
                const std::string& ptr, const TileEpilogue* epilogue) {
   auto& o = f.out();
   const std::string kArg = l.amx ? "gm_kpad" : l.pairs ? "gm_kpad / 2" : "gm_kc";
-  const std::string tiles = l.amx ? ", gm_amx, gm_pf, gm_pfl" : "";
+  // The AMX micro-kernel's extra arguments: tiles usable, the next-sliver prefetch run.
+  const std::string amx_args = l.amx ? ", gm_amx, gm_pf, gm_pfl" : "";
   const std::string in = "                  ";
   o << "              for (int64_t gm_s = gm_s0; gm_s < gm_s1; ++gm_s) {\n"
     << "                const int64_t gm_j = gm_jc + gm_s * kNR;\n"
@@ -463,9 +464,9 @@ void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
   }
   if (l.tile_only) {
     // Every tile final after one K slice: the epilogue reads it where the micro-kernel put it.
-    o << in << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << tiles << ");\n";
+    o << in << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << amx_args << ");\n";
   } else {
-    EmitTileStore(o, g, l, ptr, in, kArg, tiles);
+    EmitTileStore(o, g, l, ptr, in, kArg, amx_args);
   }
   if (epilogue) EmitTileEpilogue(o, g, l, ptr, *epilogue, in);
   o << "                }\n"
