@@ -349,7 +349,8 @@ TEST(ConvGemmAnalysisTest, SpaceDeclaresTheGemmParameters) {
       names.erase("vector_bits");
       std::set<std::string> want =
           c.gemm ? std::set<std::string>{"threads", "gemm_blocked", "mr", "nr", "kc", "mc", "nc",
-                                         "unroll_k", "thread_split", "prefetch_c", "prefetch_ab"}
+                                         "unroll_k", "thread_split", "prefetch_c", "prefetch_ab",
+                                         "loop_order"}
                  : std::set<std::string>{"threads"};
       // AMX tiles: bf16 input and kernel (bf16 pairs), where the machine has them.
       auto cg = AnalyzeConv(*k.hero, target);

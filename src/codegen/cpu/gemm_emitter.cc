@@ -70,6 +70,7 @@ struct Layout {
   int64_t groups = 1;  // NR-sliver groups per MC block (threads share a skinny M)
   int64_t work = 1;    // (MC block, sliver group) work items per K slice
   bool parallel = false, shared_b = false;
+  bool a_outer = false;   // LoopOrder::kASliverOuter: one A panel of all M per K slice
   int64_t chunks = 1;  // column ranges per GEMM (ThreadSplit::kColumns: one per thread)
   bool need_acc = false;  // bf16/f16 result with several K slices: f32 partial sums
   bool tile_only = false;  // the epilogue reads each tile from gm_tile (TileEpilogue::from_tile)
@@ -434,12 +435,27 @@ void EmitTileStore(std::ostream& o, const DotGeometry& g, const Layout& l, const
   if (!direct.empty()) o << in << "}\n";
 }
 
-void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
-               const std::string& ptr, const TileEpilogue* epilogue) {
+// The micro-kernel call on the tile at gm_asl × gm_bsl (output offset gm_o), its write-back and
+// the tile epilogue.
+void EmitTileCall(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
+                  const std::string& ptr, const TileEpilogue* epilogue, const std::string& in) {
   auto& o = f.out();
   const std::string kArg = l.amx ? "gm_kpad" : l.pairs ? "gm_kpad / 2" : "gm_kc";
   // The AMX micro-kernel's extra arguments: tiles usable, the next-sliver prefetch run.
   const std::string amx_args = l.amx ? ", gm_amx, gm_pf, gm_pfl" : "";
+  if (l.tile_only) {
+    // Every tile final after one K slice: the epilogue reads it where the micro-kernel put it.
+    o << in << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << amx_args << ");\n";
+  } else {
+    EmitTileStore(o, g, l, ptr, in, kArg, amx_args);
+  }
+  if (epilogue) EmitTileEpilogue(o, g, l, ptr, *epilogue, in);
+}
+
+// LoopOrder::kBSliverOuter: each B sliver of the panel, then the MC block's A slivers.
+void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
+               const std::string& ptr, const TileEpilogue* epilogue) {
+  auto& o = f.out();
   const std::string in = "                  ";
   o << "              for (int64_t gm_s = gm_s0; gm_s < gm_s1; ++gm_s) {\n"
     << "                const int64_t gm_j = gm_jc + gm_s * kNR;\n"
@@ -462,13 +478,25 @@ void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
       << in << "const uint16_t* const gm_pf = gm_bnext && gm_run < 32 ? gm_bnext + gm_run * "
          "gm_kpad : nullptr;\n";
   }
-  if (l.tile_only) {
-    // Every tile final after one K slice: the epilogue reads it where the micro-kernel put it.
-    o << in << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << amx_args << ");\n";
-  } else {
-    EmitTileStore(o, g, l, ptr, in, kArg, amx_args);
-  }
-  if (epilogue) EmitTileEpilogue(o, g, l, ptr, *epilogue, in);
+  EmitTileCall(f, g, l, ptr, epilogue, in);
+  o << "                }\n"
+    << "              }\n";
+}
+
+// LoopOrder::kASliverOuter: each A sliver of the thread's rows, then the panel's B slivers.
+void EmitTilesASliverOuter(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
+                           const std::string& ptr, const TileEpilogue* epilogue) {
+  auto& o = f.out();
+  const std::string in = "                  ";
+  o << "              for (int64_t gm_r = 0; gm_r < gm_mc; gm_r += kMR) {\n"
+    << "                const int64_t gm_mv = std::min<int64_t>(kMR, gm_mc - gm_r);\n"
+    << "                const " << l.pt << "* const gm_asl = gm_ap + gm_r * gm_kpad;\n"
+    << "                for (int64_t gm_s = gm_s0; gm_s < gm_s1; ++gm_s) {\n"
+    << in << "const int64_t gm_j = gm_jc + gm_s * kNR;\n"
+    << in << "const int64_t gm_nv = std::min<int64_t>(kNR, kN - gm_j);\n"
+    << in << "const " << l.pt << "* const gm_bsl = gm_bp + gm_s * kNR * gm_kpad;\n"
+    << in << "const int64_t gm_o = (gm_b * kM + gm_ic + gm_r) * kN + gm_j;\n";
+  EmitTileCall(f, g, l, ptr, epilogue, in);
   o << "                }\n"
     << "              }\n";
 }
@@ -623,6 +651,9 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
       if (blocks < t) l.groups = CeilDiv(t, blocks);
     }
   }
+  // ResolveGemmParams only keeps the order where it can run; a caller's own split is checked too.
+  l.a_outer = p.order == LoopOrder::kASliverOuter && !l.amx && !l.shared_b;
+  if (l.a_outer) l.mc = RoundUp(g.m, p.mr);
   l.work = CeilDiv(g.m, l.mc) * l.groups;
   l.ukr = l.amx ? AmxGemmMicroKernel(f.module(), p.prefetch_c, p.prefetch_ab > 0)
                 : GemmMicroKernel(f.module(), l.pairs, p.mr, p.nr, p.unroll_k, p.prefetch_c,
@@ -641,7 +672,8 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
         : p.split == ThreadSplit::kBatch   ? " over the batch"
         : p.split == ThreadSplit::kColumns ? " over column ranges"
                                            : " over row blocks")
-    << (l.amx ? ", AMX tiles" : l.pairs ? ", bf16 pairs" : "") << "\n"
+    << (l.amx ? ", AMX tiles" : l.pairs ? ", bf16 pairs" : "")
+    << (l.a_outer ? ", A slivers outer" : "") << "\n"
     << "    constexpr int64_t kB = " << g.batch << ", kM = " << g.m << ", kN = " << g.n
     << ", kK = " << g.k << ";\n"
     << "    constexpr int64_t kMR = " << p.mr << ", kNR = " << p.nr << ", kKC = " << p.kc
@@ -673,32 +705,49 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
     << "        const int64_t gm_n0 = kS * (gm_bt % kTN) / kTN * kNR;\n"
     << "        const int64_t gm_n1 = std::min<int64_t>(kN, kS * (gm_bt % kTN + 1) / kTN * kNR);\n";
   auto bidx = Decompose(o, "        ", "gm_b", g.batch_dims, "gm_bx");
-  o << "        for (int64_t gm_jc = gm_n0; gm_jc < gm_n1; gm_jc += kNC) {\n"
-    << "          const int64_t gm_nc = std::min<int64_t>(kNC, gm_n1 - gm_jc);\n"
-    << "          const int64_t gm_ns = (gm_nc + kNR - 1) / kNR;\n"
-    << "          for (int64_t gm_pc = 0; gm_pc < kK; gm_pc += kKC) {\n"
-    << "            const int64_t gm_kc = std::min<int64_t>(kKC, kK - gm_pc);\n"
-    << "            const int64_t gm_kpad = "
-    << (kalign == 1 ? "gm_kc" : "(gm_kc + " + S(kalign - 1) + ") & ~int64_t{" + S(kalign - 1) + "}")
-    << ";\n"
-    << "            const bool gm_first = gm_pc == 0;\n"
-    << "            const bool gm_last = gm_pc + gm_kc == kK;\n"
-    << "            (void)gm_first;\n"
-    << "            (void)gm_last;\n";
-  EmitPackB(f, g, l, b, bidx);
-  if (l.shared_b) o << "#pragma omp for schedule(static)\n";
-  o << "            for (int64_t gm_w = 0; gm_w < kW; ++gm_w) {\n"
-    << "              const int64_t gm_ic = (gm_w / kG) * kMC;\n"
-    << "              const int64_t gm_mc = std::min<int64_t>(kMC, kM - gm_ic);\n"
-    << "              const int64_t gm_s0 = gm_ns * (gm_w % kG) / kG;\n"
-    << "              const int64_t gm_s1 = gm_ns * (gm_w % kG + 1) / kG;\n"
-    << "              if (gm_s0 >= gm_s1) continue;\n";
-  EmitPackA(f, g, l, a, bidx);
-  EmitTiles(f, g, l, ptr, epilogue);
-  o << "            }\n"    // work items
-    << "          }\n"      // pc
-    << "        }\n"        // jc
-    << "      }\n";         // batch
+  const std::string kslice =
+      "            const int64_t gm_kc = std::min<int64_t>(kKC, kK - gm_pc);\n"
+      "            const int64_t gm_kpad = " +
+      (kalign == 1 ? std::string("gm_kc")
+                   : "(gm_kc + " + S(kalign - 1) + ") & ~int64_t{" + S(kalign - 1) + "}") +
+      ";\n"
+      "            const bool gm_first = gm_pc == 0;\n"
+      "            const bool gm_last = gm_pc + gm_kc == kK;\n"
+      "            (void)gm_first;\n"
+      "            (void)gm_last;\n";
+  const std::string panel =
+      "          const int64_t gm_nc = std::min<int64_t>(kNC, gm_n1 - gm_jc);\n"
+      "          const int64_t gm_ns = (gm_nc + kNR - 1) / kNR;\n";
+  if (l.a_outer) {
+    // Per K slice, all of the rows packed once; per panel, A sliver by A sliver.
+    o << "          for (int64_t gm_pc = 0; gm_pc < kK; gm_pc += kKC) {\n" << kslice
+      << "            const int64_t gm_ic = 0, gm_mc = kM;\n";
+    EmitPackA(f, g, l, a, bidx);
+    o << "        for (int64_t gm_jc = gm_n0; gm_jc < gm_n1; gm_jc += kNC) {\n" << panel;
+    EmitPackB(f, g, l, b, bidx);
+    o << "              const int64_t gm_s0 = 0, gm_s1 = gm_ns;\n";
+    EmitTilesASliverOuter(f, g, l, ptr, epilogue);
+    o << "          }\n"      // jc
+      << "        }\n"        // pc
+      << "      }\n";         // batch
+  } else {
+    o << "        for (int64_t gm_jc = gm_n0; gm_jc < gm_n1; gm_jc += kNC) {\n" << panel
+      << "          for (int64_t gm_pc = 0; gm_pc < kK; gm_pc += kKC) {\n" << kslice;
+    EmitPackB(f, g, l, b, bidx);
+    if (l.shared_b) o << "#pragma omp for schedule(static)\n";
+    o << "            for (int64_t gm_w = 0; gm_w < kW; ++gm_w) {\n"
+      << "              const int64_t gm_ic = (gm_w / kG) * kMC;\n"
+      << "              const int64_t gm_mc = std::min<int64_t>(kMC, kM - gm_ic);\n"
+      << "              const int64_t gm_s0 = gm_ns * (gm_w % kG) / kG;\n"
+      << "              const int64_t gm_s1 = gm_ns * (gm_w % kG + 1) / kG;\n"
+      << "              if (gm_s0 >= gm_s1) continue;\n";
+    EmitPackA(f, g, l, a, bidx);
+    EmitTiles(f, g, l, ptr, epilogue);
+    o << "            }\n"    // work items
+      << "          }\n"      // pc
+      << "        }\n"        // jc
+      << "      }\n";         // batch
+  }
   if (l.amx) o << "      " << kAmxEnd << "(gm_amx);\n";
   o << "    }\n"            // parallel region
     << "  }\n";

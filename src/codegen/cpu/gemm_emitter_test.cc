@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -184,8 +185,9 @@ std::string GemmEmitterTest::cache_dir_;
 // slice), odd blocks split over threads (odd kc: every bf16 slice ends in a padded pair), the
 // largest tile and blocks with threads over the batch, an NR that only the AVX2 micro-kernel has
 // (bf16 packed as f32) with threads over column ranges, and more threads than MR slivers (threads
-// split the NR slivers, some get none), one without the C-tile and A/B prefetches, and one that
-// prefetches A and B 16 k steps ahead. All but the analytical one keep bf16 on the register tile
+// split the NR slivers, some get none), one without the C-tile and A/B prefetches, one that
+// prefetches A and B 16 k steps ahead, and both loop orders (the model's, then the other; A
+// slivers outer with edge tiles and odd slices over column ranges and over the batch). All but the analytical one keep bf16 on the register tile
 // (amx=0), which they are about; AmxSchedules() covers the tiles.
 const std::vector<Params>& Schedules() {
   static const std::vector<Params> kSchedules = {
@@ -201,6 +203,11 @@ const std::vector<Params>& Schedules() {
       {{"mr", 16}, {"nr", 16}, {"kc", 32}, {"threads", 4}, {"thread_split", 0}, {"amx", 0}},
       {{"mr", 7}, {"nr", 48}, {"kc", 64}, {"prefetch_c", 0}, {"prefetch_ab", 0}, {"amx", 0}},
       {{"mr", 4}, {"nr", 32}, {"kc", 128}, {"prefetch_ab", 16}, {"amx", 0}},
+      {{"loop_order", 0}, {"amx", 0}},
+      {{"mr", 5}, {"nr", 16}, {"kc", 7}, {"nc", 24}, {"threads", 3}, {"thread_split", 2},
+       {"loop_order", 1}, {"amx", 0}},
+      {{"mr", 3}, {"nr", 24}, {"kc", 16}, {"nc", 48}, {"threads", 2}, {"thread_split", 1},
+       {"loop_order", 1}, {"amx", 0}},
   };
   return kSchedules;
 }
@@ -368,7 +375,7 @@ TEST_F(GemmEmitterTest, IllegalParametersAreRejectedByName) {
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   for (const auto& [name, value] : std::vector<std::pair<std::string, int64_t>>{
            {"nr", 12}, {"nr", 72}, {"mr", 0}, {"kc", 0}, {"unroll_k", 99}, {"gemm_blocked", 2},
-           {"thread_split", 3}, {"prefetch_c", 2}, {"amx", 2}, {"amx", -1}}) {
+           {"thread_split", 3}, {"prefetch_c", 2}, {"amx", 2}, {"amx", -1}, {"loop_order", 2}}) {
     auto impl = Emit(**module, {{name, value}});
     ASSERT_FALSE(impl.ok()) << name << "=" << value;
     EXPECT_EQ(impl.status().code(), ErrorCode::kInvalidArgument);
@@ -403,7 +410,8 @@ TEST(GemmParamsTest, SpaceDeclaresEveryParameterAroundItsInitialValue) {
       continue;
     }
     std::set<std::string> want = {"threads", "gemm_blocked", "mr", "nr", "kc", "mc", "nc",
-                                  "unroll_k", "thread_split", "prefetch_c", "prefetch_ab"};
+                                  "unroll_k", "thread_split", "prefetch_c", "prefetch_ab",
+                                  "loop_order"};
     // AMX: for the bf16×bf16 dots (bf16 pairs), where the machine has the tiles.
     auto g = AnalyzeDot(*k.hero, target);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
@@ -514,6 +522,99 @@ TEST(GemmParamsTest, AmxParameterIsValidatedAndFixesTheTile) {
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_FALSE(p->amx);
   EXPECT_EQ(p->mr, InitialGemmParams(*gf, amx).mr);
+}
+
+// loop_order: the model runs f32 register tiles A sliver outer with an NC panel sized for L2;
+// the order is dropped where it cannot run (AMX tiles, a shared B panel, an A panel over
+// kMaxAPanelBytes); an NC the schedule names is kept; and the emitted GEMM says which order ran.
+TEST(GemmParamsTest, LoopOrderRunsWhereItCan) {
+  auto module = hlo::ParseModule(kModule, "gemm.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  const hlo::Instruction* plain = nullptr;
+  for (const auto& inst : (*module)->entry()->instructions()) {
+    if (inst->name == "plain") plain = inst.get();
+  }
+  ASSERT_NE(plain, nullptr);
+  target::Target t;
+  t.name = "order-test";
+  t.isa = {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_bf16", "amx_tile",
+           "amx_bf16"};
+  t.vector_bytes = 64;
+  t.vector_registers = 32;
+  t.cores = 2;
+  t.l2_bytes = 2 << 20;
+  t.l3_bytes = 64 << 20;
+  auto g = AnalyzeDot(*plain, t);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  DotGeometry big = *g;
+  big.m = big.n = big.k = 4096;
+  const GemmParams init = InitialGemmParams(big, t);
+  EXPECT_EQ(init.split, ThreadSplit::kColumns);
+  EXPECT_EQ(init.order, LoopOrder::kASliverOuter);
+  EXPECT_EQ(init.kc, 512);
+  EXPECT_EQ(init.nc, 256);  // 512 f32 deep: a quarter of L2 (512 KiB) is 256 columns
+  auto resolve = [&](const DotGeometry& dot, std::map<std::string, int64_t> values) {
+    space::Schedule s;
+    s.values = std::move(values);
+    auto p = ResolveGemmParams(s, dot, t);
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    return p.ok() ? *p : GemmParams{};
+  };
+  GemmParams p = resolve(big, {{"loop_order", 0}});
+  EXPECT_EQ(p.order, LoopOrder::kBSliverOuter);
+  EXPECT_EQ(p.nc, 4096);  // the L3 panel of the B-sliver-outer order
+  p = resolve(big, {{"loop_order", 1}, {"nc", 1024}});
+  EXPECT_EQ(p.order, LoopOrder::kASliverOuter);
+  EXPECT_EQ(p.nc, 1024);
+  // Around a shared B panel the order cannot run.
+  p = resolve(big, {{"loop_order", 1}, {"thread_split", 0}});
+  EXPECT_EQ(p.order, LoopOrder::kBSliverOuter);
+  // One thread has nothing to share: it runs.
+  p = resolve(big, {{"loop_order", 1}, {"threads", 1}, {"thread_split", 0}});
+  EXPECT_EQ(p.order, LoopOrder::kASliverOuter);
+  // All of M for one slice past kMaxAPanelBytes (9000 rows x 512 x 4 bytes > 16 MiB).
+  DotGeometry tall = big;
+  tall.m = 9000;
+  EXPECT_FALSE(ASliverOuterApplies(tall, InitialGemmParams(tall, t)));
+  p = resolve(tall, {{"loop_order", 1}});
+  EXPECT_EQ(p.order, LoopOrder::kBSliverOuter);
+  // AMX tiles keep their own order.
+  DotGeometry bf = big;
+  bf.lhs_type = bf.rhs_type = hlo::DType::kBF16;
+  bf.bf16_pairs = true;
+  p = resolve(bf, {{"amx", 1}, {"loop_order", 1}});
+  EXPECT_TRUE(p.amx);
+  EXPECT_EQ(p.order, LoopOrder::kBSliverOuter);
+
+  // The emitted text names the order it ran.
+  auto one = hlo::ParseModule(R"(
+HloModule one
+ENTRY main {
+  a = f32[64,80] parameter(0)
+  b = f32[80,96] parameter(1)
+  ROOT d = f32[64,96] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})", "one.hlo");
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  auto plan = analysis::PlanFusion(**one);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const target::Target host = target::HostCpu();
+  for (int order : {0, 1}) {
+    CpuEmitter emitter;
+    space::Candidate c;
+    for (const auto& k : plan->kernels) {
+      space::Schedule s = emitter.SpaceFor(k, host).Initial();
+      if (k.family == analysis::KernelFamily::kContraction) {
+        s.values["loop_order"] = order;
+        s.values["threads"] = 1;  // nothing shared: the order can run
+      }
+      c.kernels.push_back(s);
+    }
+    auto impl = emitter.Emit(*plan, c, host);
+    ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+    std::string text;
+    for (const auto& src : impl->sources) text += src.text;
+    EXPECT_EQ(text.find("A slivers outer") != std::string::npos, order == 1) << order;
+  }
 }
 
 // An AVX-512 target with nothing else (no AMX, no bf16): the register tile's model.

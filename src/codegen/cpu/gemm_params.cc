@@ -133,6 +133,46 @@ bool AmxAvailable(const target::Target& target) {
   return target.Has("amx_tile") && target.Has("amx_bf16");
 }
 
+namespace {
+
+// Bytes of a packed element and the K slice's packing granule under `p`.
+int64_t PackedBytes(const GemmParams& p) { return p.bf16_pairs ? 2 : 4; }
+int64_t PackedKc(const GemmParams& p) { return RoundUp(p.kc, p.amx ? kAmxKStep : 8); }
+
+// NC for `order`. kBSliverOuter: the packed B panel (KC×NC) in a share of L3, capped so the
+// panel stays a few MB. kASliverOuter: the panel in a quarter of L2, where the A sliver's
+// streaming past it leaves it (measured on the Xeon, f32 4096³, KC 512, example harness A/B
+// against kBSliverOuter at NC 4096: NC 128 1.6%, 256 3.5-5.3%, 512 1.6% faster).
+int64_t ModelNc(const DotGeometry& g, const target::Target& target, const GemmParams& p,
+                LoopOrder order) {
+  const int64_t panel_k = PackedKc(p) * PackedBytes(p);
+  int64_t nc = 0;
+  if (order == LoopOrder::kASliverOuter) {
+    nc = target.l2_bytes / 4 / panel_k;
+  } else {
+    const int64_t l3_share =
+        std::min<int64_t>(target.l3_bytes / std::max(1, target.cores), 16 << 20);
+    nc = std::min<int64_t>(4096, l3_share / 2 / panel_k);
+  }
+  nc = std::max(p.nr, nc / p.nr * p.nr);
+  return std::min(nc, RoundUp(std::max<int64_t>(1, g.n), p.nr));
+}
+
+}  // namespace
+
+bool ASliverOuterApplies(const DotGeometry& g, const GemmParams& p) {
+  if (p.amx) return false;
+  if (p.threads > 1 && p.split == ThreadSplit::kBlocks) return false;
+  const int64_t rows = RoundUp(std::max<int64_t>(1, g.m), p.mr);
+  return rows * PackedKc(p) * PackedBytes(p) <= kMaxAPanelBytes;
+}
+
+void SetInitialLoopOrder(const DotGeometry& g, const target::Target& target, GemmParams& p) {
+  p.order = ASliverOuterApplies(g, p) && !p.bf16_pairs ? LoopOrder::kASliverOuter
+                                                        : LoopOrder::kBSliverOuter;
+  p.nc = ModelNc(g, target, p, p.order);
+}
+
 bool InitialAmx(const DotGeometry& g, const target::Target& target) {
   // Tiles win even where most of the 32×32 tile is padding (M or N of 1-8: packing bounds
   // both paths, and the vdpbf16ps tile is as wasteful at NR=32), but not where K is under half
@@ -165,8 +205,7 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
     if (mr * nv > best) best = mr * nv, p.mr = mr, p.nr = nv * lanes;
   }
   // Empty dots are never blocked; keep the arithmetic below well defined for them anyway.
-  const int64_t m = std::max<int64_t>(1, g.m), n = std::max<int64_t>(1, g.n),
-                k = std::max<int64_t>(1, g.k);
+  const int64_t m = std::max<int64_t>(1, g.m), k = std::max<int64_t>(1, g.k);
   // A skinny M wastes the padded rows of every sliver: shrink the tile to it.
   p.mr = std::min(p.mr, m);
   // Rows padded up to a whole tile cost as much as real ones. Past 5% of M (64 output channels
@@ -210,11 +249,6 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
   int64_t mc = target.l2_bytes / 4 / (RoundUp(p.kc, kstep) * elt);
   p.mc = std::max(p.mr, mc / p.mr * p.mr);
   p.mc = std::min(p.mc, RoundUp(m, p.mr));
-  // NC: the packed B panel (KC×NC) in a share of L3, capped so the panel stays a few MB.
-  int64_t l3_share = std::min<int64_t>(target.l3_bytes / std::max(1, target.cores), 16 << 20);
-  int64_t nc = std::min<int64_t>(4096, l3_share / 2 / (RoundUp(p.kc, kstep) * elt));
-  p.nc = std::max(p.nr, nc / p.nr * p.nr);
-  p.nc = std::min(p.nc, RoundUp(n, p.nr));
   p.unroll_k = 4;
   p.prefetch_c = true;
   // Measured on a 2048³ f32 GEMM (Xeon, AMX machine): 8 or 16 k steps ahead 3% faster than none.
@@ -222,6 +256,7 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
   int64_t flops = 2 * g.batch * g.m * g.n * g.k;
   p.threads = flops < (int64_t{1} << 20) ? 1 : std::max(1, target.cores);
   p.split = InitialThreadSplit(g, p);
+  SetInitialLoopOrder(g, target, p);
   return p;
 }
 
@@ -277,6 +312,15 @@ Result<GemmParams> ResolveGemmParams(const space::Schedule& s, const DotGeometry
   MK_RETURN_IF_ERROR(CheckRange("thread_split", split, 0, 2));
   p.split = static_cast<ThreadSplit>(split);
   p.bf16_pairs = g.bf16_pairs && p.nr % 16 == 0;
+  // The loop order, ignored where it cannot run (AMX tiles, a shared B panel, a large A);
+  // without an NC, the model's for that order.
+  int64_t order = s.Get("loop_order", static_cast<int64_t>(init.order));
+  MK_RETURN_IF_ERROR(CheckRange("loop_order", order, 0, 1));
+  p.order = static_cast<LoopOrder>(order);
+  if (p.order == LoopOrder::kASliverOuter && !ASliverOuterApplies(g, p)) {
+    p.order = LoopOrder::kBSliverOuter;
+  }
+  if (s.values.count("nc") == 0) p.nc = ModelNc(g, target, p, p.order);
   // Clamp the cache blocks to the problem and to whole register tiles.
   p.kc = std::min(p.kc, std::max<int64_t>(1, g.k));
   p.mc = std::min(RoundUp(p.mc, p.mr), RoundUp(std::max<int64_t>(1, g.m), p.mr));

@@ -48,6 +48,15 @@ enum class ThreadSplit {
                  // packed once per thread
 };
 
+// The order of the loops around the micro-kernel (parameter "loop_order").
+enum class LoopOrder {
+  kBSliverOuter = 0,  // per NC panel (L3) and K slice: MC blocks of A (L2), each B sliver
+                      // streaming past the block's A slivers (BLIS's jr/ir loops)
+  kASliverOuter = 1,  // per K slice: all of the thread's rows of A packed once (L3); per NC
+                      // panel (L2): each A sliver stays in L1 while the panel's B slivers stream
+                      // past it. Register tiles only, and not around a shared B panel
+};
+
 struct GemmParams {
   bool blocked = true;
   int64_t mr = 6, nr = 16;  // register tile: MR rows × NR columns (NR a multiple of 8)
@@ -60,6 +69,7 @@ struct GemmParams {
   int64_t prefetch_ab = 8;
   int64_t threads = 1;     // OpenMP threads (resolved: >= 1)
   ThreadSplit split = ThreadSplit::kBlocks;
+  LoopOrder order = LoopOrder::kBSliverOuter;
   bool bf16_pairs = false;  // DotGeometry::bf16_pairs and NR a multiple of 16 (zmm = 16 columns)
   // Intel AMX tiles (tdpbf16ps) for a bf16-pair GEMM: the tile is the hardware's, MR = NR = 32
   // (2×2 tiles of 16×16 f32), and K slices are padded to whole 32-deep tile steps.
@@ -95,6 +105,17 @@ Result<GemmParams> ResolveGemmParams(const space::Schedule& schedule, const DotG
 
 // The thread split the model picks for `g` under `p` (its threads and tile).
 ThreadSplit InitialThreadSplit(const DotGeometry& g, const GemmParams& p);
+
+// Whether LoopOrder::kASliverOuter can run `g` under `p`: register tiles (not AMX), no shared B
+// panel (threads split columns or the batch, or one thread), and the packed A of all M rows for
+// one K slice within kMaxAPanelBytes.
+bool ASliverOuterApplies(const DotGeometry& g, const GemmParams& p);
+constexpr int64_t kMaxAPanelBytes = int64_t{16} << 20;
+
+// The model's loop order for `g` under `p` (its tile, KC, threads and split), and the NC that
+// goes with it (the B panel in L3 for kBSliverOuter, in a quarter of L2 for kASliverOuter):
+// sets p.order and p.nc.
+void SetInitialLoopOrder(const DotGeometry& g, const target::Target& target, GemmParams& p);
 
 // Legal values of each parameter, for the kernel space (ascending).
 std::vector<int64_t> GemmMrValues();

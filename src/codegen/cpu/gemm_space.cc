@@ -100,6 +100,7 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
   GemmParams init = InitialGemmParams(g, target);
   init.threads = s.params[0].initial;
   init.split = InitialThreadSplit(g, init);
+  SetInitialLoopOrder(g, target, init);
   // mr, nr and unroll_k shape the register tile; under amx=1 the tile is the hardware's and
   // they are not used, so their initial values are the register tile's either way.
   const GemmParams reg = InitialGemmParams(g, target, false);
@@ -132,6 +133,10 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
                            "(0: none); AMX tiles: > 0 prefetches the next B sliver into L2"));
   s.params.push_back(Param("thread_split", {0, 1, 2}, static_cast<int64_t>(init.split),
                            "threads split: 0 row blocks (shared B), 1 the batch, 2 columns"));
+  // Register tiles only: ignored under amx=1 and around a shared B panel (thread_split 0).
+  s.params.push_back(Param("loop_order", {0, 1}, static_cast<int64_t>(init.order),
+                           "0: each B sliver streams past an MC block of A (L2); 1: each A "
+                           "sliver stays in L1 while an L2-sized B panel streams past it"));
   if (epilogue) {
     s.params.push_back(Param("fuse_epilogue", {0, 1}, fuse,
                              "1: the elementwise epilogue runs on each finished tile while it is "
