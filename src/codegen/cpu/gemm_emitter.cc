@@ -715,23 +715,26 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
       "            const bool gm_last = gm_pc + gm_kc == kK;\n"
       "            (void)gm_first;\n"
       "            (void)gm_last;\n";
-  const std::string panel =
-      "          const int64_t gm_nc = std::min<int64_t>(kNC, gm_n1 - gm_jc);\n"
-      "          const int64_t gm_ns = (gm_nc + kNR - 1) / kNR;\n";
+  auto panel = [](const std::string& in) {
+    return in + "const int64_t gm_nc = std::min<int64_t>(kNC, gm_n1 - gm_jc);\n" + in +
+           "const int64_t gm_ns = (gm_nc + kNR - 1) / kNR;\n";
+  };
   if (l.a_outer) {
     // Per K slice, all of the rows packed once; per panel, A sliver by A sliver.
-    o << "          for (int64_t gm_pc = 0; gm_pc < kK; gm_pc += kKC) {\n" << kslice
+    o << "        for (int64_t gm_pc = 0; gm_pc < kK; gm_pc += kKC) {\n" << kslice
       << "            const int64_t gm_ic = 0, gm_mc = kM;\n";
     EmitPackA(f, g, l, a, bidx);
-    o << "        for (int64_t gm_jc = gm_n0; gm_jc < gm_n1; gm_jc += kNC) {\n" << panel;
+    o << "            for (int64_t gm_jc = gm_n0; gm_jc < gm_n1; gm_jc += kNC) {\n"
+      << panel("              ");
     EmitPackB(f, g, l, b, bidx);
     o << "              const int64_t gm_s0 = 0, gm_s1 = gm_ns;\n";
     EmitTilesASliverOuter(f, g, l, ptr, epilogue);
-    o << "          }\n"      // jc
+    o << "            }\n"    // jc
       << "        }\n"        // pc
       << "      }\n";         // batch
   } else {
-    o << "        for (int64_t gm_jc = gm_n0; gm_jc < gm_n1; gm_jc += kNC) {\n" << panel
+    o << "        for (int64_t gm_jc = gm_n0; gm_jc < gm_n1; gm_jc += kNC) {\n"
+      << panel("          ")
       << "          for (int64_t gm_pc = 0; gm_pc < kK; gm_pc += kKC) {\n" << kslice;
     EmitPackB(f, g, l, b, bidx);
     if (l.shared_b) o << "#pragma omp for schedule(static)\n";

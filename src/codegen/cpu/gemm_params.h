@@ -1,8 +1,9 @@
 // The blocked GEMM's parameters for one dot: what a dot_general is as a batched M×N×K GEMM,
 // which parameters the emitter reads from the schedule, their analytical initial values (the
-// BLIS model: register tile from the register file, KC deep, MC from L2, NC from L3), and
-// their validation. Shared by the kernel space (gemm_space.cc) and the emitter (gemm_emitter.cc)
-// so a schedule that leaves a parameter out gets the value the space would have proposed.
+// BLIS model: register tile from the register file, KC deep, MC from L2, NC from L3, or from L2
+// for the A-sliver-outer loop order), and their validation. Shared by the kernel space
+// (gemm_space.cc) and the emitter (gemm_emitter.cc) so a schedule that leaves a parameter out
+// gets the value the space would have proposed.
 #pragma once
 
 #include <cstdint>

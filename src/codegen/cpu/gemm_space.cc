@@ -123,7 +123,8 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
   s.params.push_back(Param("mc", {16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024}, init.mc,
                            "rows per packed A block (MC: the block in L2; rounded to MR)"));
   s.params.push_back(Param("nc", {64, 128, 256, 512, 1024, 2048, 4096, 8192}, init.nc,
-                           "columns per packed B panel (NC: the panel in L3; rounded to NR)"));
+                           "columns per packed B panel (NC: the panel in L3, in L2 under "
+                           "loop_order 1; rounded to NR)"));
   s.params.push_back(
       Param("unroll_k", {1, 2, 4, 8}, reg.unroll_k, "unroll of the micro-kernel's k loop"));
   s.params.push_back(Param("prefetch_c", {0, 1}, init.prefetch_c ? 1 : 0,
