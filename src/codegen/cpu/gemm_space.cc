@@ -121,7 +121,8 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
                            InitialKc(init, g, epilogue, fuse),
                            "K slice per packed panel (KC: A and B slivers in L1)"));
   s.params.push_back(Param("mc", {16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024}, init.mc,
-                           "rows per packed A block (MC: the block in L2; rounded to MR)"));
+                           "rows per packed A block (MC: the block in L2; rounded to MR; "
+                           "loop_order 1 packs all rows)"));
   s.params.push_back(Param("nc", {64, 128, 256, 512, 1024, 2048, 4096, 8192}, init.nc,
                            "columns per packed B panel (NC: the panel in L3, in L2 under "
                            "loop_order 1; rounded to NR)"));

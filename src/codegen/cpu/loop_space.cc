@@ -11,6 +11,9 @@ namespace mk::codegen::cpu {
 
 namespace {
 
+// Input elements per row (of the widest reduce) below which row_fuse starts at 0.
+constexpr int64_t kMinRowFuseElements = 256;
+
 space::ParamDomain Domain(std::string name, std::vector<int64_t> values, int64_t initial,
                           std::string doc) {
   space::ParamDomain d;
@@ -52,12 +55,22 @@ space::KernelSpace ReductionKernelSpace(const analysis::Kernel& kernel,
                             "partial accumulators per reduced row (1: the serial order; >1: "
                             "vector lanes when the innermost dim is reduced, blocks of "
                             "64*lanes results when it is kept)"));
-  // Worth it when there are rows for every thread; a kernel that cannot be fused by rows
-  // ignores the parameter.
+  // Worth it when there are rows for every thread and each row is long enough that reading it
+  // again costs more than the per-row loop: with rows of 16-64 elements (a group norm of 16
+  // to 64 features per group) the fused loop was the slower one (bench --schedule, row_fuse
+  // 1 -> 0: 40k 19.8 -> 14.1 ms, 45k 15.4 -> 13.6 ms, 29k 14.3 -> 13.8 ms; rows of 2048, 26k:
+  // 13.2 -> 13.4 ms). A kernel that cannot be fused by rows ignores the parameter.
   int64_t rows = 1;
   const std::vector<int64_t> row_dims = RowFusionDims(kernel);
   for (int64_t d : row_dims) rows *= d;
-  const bool fuse = !row_dims.empty() && rows >= 4 * std::max(1, target.cores);
+  int64_t row_elements = 0;  // the most input elements any reduce reads per row
+  for (const hlo::Instruction* inst : kernel.instructions) {
+    if (inst->opcode != hlo::Opcode::kReduce || inst->operands.empty() || rows <= 0) continue;
+    const hlo::Shape& in = inst->operands[0]->shape;
+    if (in.is_array()) row_elements = std::max(row_elements, in.num_elements() / rows);
+  }
+  const bool fuse = !row_dims.empty() && rows >= 4 * std::max(1, target.cores) &&
+                    row_elements >= kMinRowFuseElements;
   s.params.push_back(Domain("row_fuse", {0, 1}, fuse ? 1 : 0,
                             "1: the passes of a softmax/norm kernel run row by row inside one "
                             "loop over the rows (each row read from memory once); 0: one pass "
