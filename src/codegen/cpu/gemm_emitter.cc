@@ -452,15 +452,20 @@ void EmitTileCall(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
   if (epilogue) EmitTileEpilogue(o, g, l, ptr, *epilogue, in);
 }
 
+// Sliver gm_s of the packed B panel: its first column gm_j, its valid columns gm_nv, gm_bsl.
+std::string BSliverLines(const Layout& l, const std::string& in) {
+  return in + "const int64_t gm_j = gm_jc + gm_s * kNR;\n" + in +
+         "const int64_t gm_nv = std::min<int64_t>(kNR, kN - gm_j);\n" + in + "const " + l.pt +
+         "* const gm_bsl = gm_bp + gm_s * kNR * gm_kpad;\n";
+}
+
 // LoopOrder::kBSliverOuter: each B sliver of the panel, then the MC block's A slivers.
 void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
                const std::string& ptr, const TileEpilogue* epilogue) {
   auto& o = f.out();
   const std::string in = "                  ";
   o << "              for (int64_t gm_s = gm_s0; gm_s < gm_s1; ++gm_s) {\n"
-    << "                const int64_t gm_j = gm_jc + gm_s * kNR;\n"
-    << "                const int64_t gm_nv = std::min<int64_t>(kNR, kN - gm_j);\n"
-    << "                const " << l.pt << "* const gm_bsl = gm_bp + gm_s * kNR * gm_kpad;\n";
+    << BSliverLines(l, "                ");
   if (l.amx) {
     // The next sliver's kpad lines (32 per k step) go to L2 in equal runs, one per call on
     // this sliver (AmxGemmMicroKernel); calls past its 32 lines per step prefetch nothing.
@@ -492,10 +497,7 @@ void EmitTilesASliverOuter(FunctionEmitter& f, const DotGeometry& g, const Layou
     << "                const int64_t gm_mv = std::min<int64_t>(kMR, gm_mc - gm_r);\n"
     << "                const " << l.pt << "* const gm_asl = gm_ap + gm_r * gm_kpad;\n"
     << "                for (int64_t gm_s = gm_s0; gm_s < gm_s1; ++gm_s) {\n"
-    << in << "const int64_t gm_j = gm_jc + gm_s * kNR;\n"
-    << in << "const int64_t gm_nv = std::min<int64_t>(kNR, kN - gm_j);\n"
-    << in << "const " << l.pt << "* const gm_bsl = gm_bp + gm_s * kNR * gm_kpad;\n"
-    << in << "const int64_t gm_o = (gm_b * kM + gm_ic + gm_r) * kN + gm_j;\n";
+    << BSliverLines(l, in) << in << "const int64_t gm_o = (gm_b * kM + gm_ic + gm_r) * kN + gm_j;\n";
   EmitTileCall(f, g, l, ptr, epilogue, in);
   o << "                }\n"
     << "              }\n";

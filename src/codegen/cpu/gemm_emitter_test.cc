@@ -187,8 +187,9 @@ std::string GemmEmitterTest::cache_dir_;
 // (bf16 packed as f32) with threads over column ranges, and more threads than MR slivers (threads
 // split the NR slivers, some get none), one without the C-tile and A/B prefetches, one that
 // prefetches A and B 16 k steps ahead, and both loop orders (the model's, then the other; A
-// slivers outer with edge tiles and odd slices over column ranges and over the batch). All but the analytical one keep bf16 on the register tile
-// (amx=0), which they are about; AmxSchedules() covers the tiles.
+// slivers outer with edge tiles and odd slices over column ranges and over the batch). All but
+// the analytical one keep bf16 on the register tile (amx=0), which they are about;
+// AmxSchedules() covers the tiles.
 const std::vector<Params>& Schedules() {
   static const std::vector<Params> kSchedules = {
       {},
@@ -425,6 +426,18 @@ TEST(GemmParamsTest, SpaceDeclaresEveryParameterAroundItsInitialValue) {
   EXPECT_EQ(dots, 12);
 }
 
+// A 2-core AVX-512 target with bf16 and AMX tiles, whatever the host has.
+target::Target AmxTarget() {
+  target::Target t;
+  t.name = "amx-test";
+  t.isa = {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_bf16", "amx_tile",
+           "amx_bf16"};
+  t.vector_bytes = 64;
+  t.vector_registers = 32;
+  t.cores = 2;
+  return t;
+}
+
 // The amx parameter: rejected by name on a target without the tiles (any host can check this);
 // on one with them, the tile is the hardware's whatever mr/nr say, K slices are whole tile steps
 // (or all of a short K) and the blocks whole tiles; it does not apply to f32 dots; and the model
@@ -440,13 +453,7 @@ TEST(GemmParamsTest, AmxParameterIsValidatedAndFixesTheTile) {
     }
     return nullptr;
   };
-  target::Target amx;
-  amx.name = "amx-test";
-  amx.isa = {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_bf16", "amx_tile",
-             "amx_bf16"};
-  amx.vector_bytes = 64;
-  amx.vector_registers = 32;
-  amx.cores = 2;
+  const target::Target amx = AmxTarget();
   target::Target no_amx = amx;
   no_amx.name = "no-amx-test";
   no_amx.isa.resize(6);
@@ -535,13 +542,7 @@ TEST(GemmParamsTest, LoopOrderRunsWhereItCan) {
     if (inst->name == "plain") plain = inst.get();
   }
   ASSERT_NE(plain, nullptr);
-  target::Target t;
-  t.name = "order-test";
-  t.isa = {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_bf16", "amx_tile",
-           "amx_bf16"};
-  t.vector_bytes = 64;
-  t.vector_registers = 32;
-  t.cores = 2;
+  target::Target t = AmxTarget();
   t.l2_bytes = 2 << 20;
   t.l3_bytes = 64 << 20;
   auto g = AnalyzeDot(*plain, t);

@@ -246,7 +246,7 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
   p.kc = std::min(k, RoundUp(CeilDiv(k, CeilDiv(k, kc)), kstep));
   // MC: the packed A block (MC×KC) in a quarter of L2, leaving the rest to the B sliver and
   // the C tile streams (half of L2 measured slower).
-  int64_t mc = target.l2_bytes / 4 / (RoundUp(p.kc, kstep) * elt);
+  int64_t mc = target.l2_bytes / 4 / (PackedKc(p) * PackedBytes(p));
   p.mc = std::max(p.mr, mc / p.mr * p.mr);
   p.mc = std::min(p.mc, RoundUp(m, p.mr));
   p.unroll_k = 4;
