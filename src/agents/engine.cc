@@ -59,10 +59,17 @@ Result<std::unique_ptr<hlo::Module>> PrepareForLowering(const hlo::Module& modul
   return prepared;
 }
 
+analysis::FusionOptions FusionOptionsFor(analysis::FusionOptions options,
+                                         const target::Target& target) {
+  if (target.l3_bytes > 0) options.row_reduction_min_bytes = target.l3_bytes;
+  return options;
+}
+
 Result<LoweredModule> CpuEngine::Lower(const hlo::Module& module) {
   LoweredModule lowered;
   MK_ASSIGN_OR_RETURN(lowered.module, PrepareForLowering(module));
-  MK_ASSIGN_OR_RETURN(lowered.plan, analysis::PlanFusion(*lowered.module, options_.fusion));
+  MK_ASSIGN_OR_RETURN(lowered.plan, analysis::PlanFusion(*lowered.module,
+                                                        FusionOptionsFor(options_.fusion, target_)));
   for (const analysis::Kernel& k : lowered.plan.kernels) {
     lowered.candidate.kernels.push_back(emitter_.SpaceFor(k, target_).Initial());
   }

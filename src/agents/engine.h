@@ -81,6 +81,12 @@ class CpuEngine {
 // interpreter's values. Used by CpuEngine::Lower and the planner, so both plan the same graph.
 Result<std::unique_ptr<hlo::Module>> PrepareForLowering(const hlo::Module& module);
 
+// `options` for `target`: row reductions move into a GEMM's kernel only for a result larger
+// than the target's last cache level (analysis::FusionOptions::row_reduction_min_bytes).
+// Used by CpuEngine::Lower and the planner, so both plan the same kernels.
+analysis::FusionOptions FusionOptionsFor(analysis::FusionOptions options,
+                                         const target::Target& target);
+
 // The outputs of a run as the module's root value: the single array, or a tuple of them.
 hlo::Literal RootValue(const hlo::Module& module, std::vector<hlo::Literal> outputs);
 

@@ -98,7 +98,9 @@ Result<Plan> RunPlanner(const PlanRequest& request, const codegen::Emitter& emit
   Plan plan;
   plan.target = request.target;
   MK_ASSIGN_OR_RETURN(plan.module, PrepareForLowering(*request.module));
-  MK_ASSIGN_OR_RETURN(plan.fusion, analysis::PlanFusion(*plan.module, request.fusion));
+  MK_ASSIGN_OR_RETURN(plan.fusion, analysis::PlanFusion(*plan.module,
+                                                        FusionOptionsFor(request.fusion,
+                                                                         plan.target)));
   for (const analysis::Kernel& k : plan.fusion.kernels) {
     plan.kernels.push_back(KernelRooflineOf(k, plan.target));
     plan.lower_bound_s += plan.kernels.back().lower_bound_s;

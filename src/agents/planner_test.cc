@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "agents/engine.h"
 #include "agents/implementer.h"
 #include "codegen/cpu/cpu_emitter.h"
 #include "hlo/parser.h"
@@ -158,6 +159,45 @@ TEST_F(PlannerTest, DifferentSchedulesGiveDifferentImplementations) {
   auto ib = RunImplementer(*plan, b, emitter_);
   ASSERT_TRUE(ia.ok() && ib.ok());
   EXPECT_NE(ia->implementation.hash, ib->implementation.hash);
+}
+
+}  // namespace
+}  // namespace mk::agents
+
+namespace mk::agents {
+namespace {
+
+// A GEMM whose rows are reduced: the planner moves the reduction into the GEMM's kernel only
+// where the result (here 12 KiB) is larger than the target's last cache level.
+constexpr const char* kRowSums = R"(HloModule row_sums
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[64,32] parameter(0)
+  w = f32[32,48] parameter(1)
+  d = f32[64,48] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  zero = f32[] constant(0)
+  ROOT r = f32[64] reduce(d, zero), dimensions={1}, to_apply=add_f32
+}
+)";
+
+TEST(PlannerFusionTest, RowReductionsJoinTheGemmOnlyPastTheLastCacheLevel) {
+  auto m = hlo::ParseModule(kRowSums);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  codegen::cpu::CpuEmitter emitter;
+  target::Target t;
+  t.name = "cpu";
+  for (int64_t l3 : {int64_t{8} << 10, int64_t{32} << 20}) {
+    t.l3_bytes = l3;
+    EXPECT_EQ(FusionOptionsFor({}, t).row_reduction_min_bytes, l3);
+    auto plan = RunPlanner(PlanRequest{m->get(), t, {}}, emitter);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    EXPECT_EQ(plan->fusion.kernels.size(), l3 < 64 * 48 * 4 ? 1u : 2u)
+        << "L3 " << l3 << "\n" << plan->fusion.Summary();
+  }
 }
 
 }  // namespace

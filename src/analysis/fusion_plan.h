@@ -53,6 +53,12 @@ struct FusionOptions {
   bool fuse_epilogues = true;         // elementwise consumers into contraction kernels
   bool fuse_reduction_chains = true;  // softmax / norm chains into one reduction kernel
   bool fuse_operand_producers = true; // convert/broadcast/transpose into contraction operands
+  bool fuse_row_reductions = true;    // a dot's row reductions into its kernel (by its tiles)
+  // ... where the dot's result has at least this many bytes. Callers pass the target's last
+  // cache level: a result that fits comes back from it for a separate reduction kernel about as
+  // fast as the tiles reduce it (13p at 8 MiB: no gain), one that does not is written to memory
+  // and read back (13p at full scale, 4 GiB of logits: 6 calls 44 -> 28 s, 4 GiB less memory).
+  int64_t row_reduction_min_bytes = int64_t{32} << 20;
 };
 
 // Partitions the entry computation. Called computations (to_apply, while bodies ...) stay with

@@ -1,7 +1,7 @@
 // Greedy, rule-based fusion in four passes (contraction operands, contraction epilogues,
-// reduction chains, loop fusion), each merge guarded by a cycle check on the kernel graph. The
-// rules only decide what is fused; emitters lower any fused subgraph correctly, so a rule that
-// misjudges costs speed, never correctness.
+// reduction chains and a dot's row reductions, loop fusion), each merge guarded by a cycle
+// check on the kernel graph. The rules only decide what is fused; emitters lower any fused
+// subgraph correctly, so a rule that misjudges costs speed, never correctness.
 #include <algorithm>
 #include <functional>
 #include <set>
@@ -10,6 +10,7 @@
 
 #include "analysis/cost.h"
 #include "analysis/fusion_plan.h"
+#include "analysis/row_reduce_epilogue.h"
 
 namespace mk::analysis {
 
@@ -278,6 +279,57 @@ void MergeRowReductionKernels(Partition& p, const std::vector<const Instruction*
   }
 }
 
+// Merges the reduction kernels that read a dot's kernel (and nothing else does) into it where
+// the GEMM's tiles can compute their reduces (row_reduce_epilogue.h): the dot's result is then
+// never stored and read back. Every reduce of those kernels must be one of them, so that no
+// reduce is left to a contraction kernel's plain loops.
+void FuseRowReductions(Partition& p, const hlo::Computation& entry,
+                       const std::vector<const Instruction*>& order, int64_t min_bytes) {
+  for (const Instruction* dot : order) {
+    if (dot->opcode != Opcode::kDot || !p.InKernel(dot) || !dot->shape.is_array() ||
+        dot->shape.byte_size() < min_bytes) {
+      continue;
+    }
+    const int c = p.GroupOf(dot);
+    if (p.Hero(c) != dot) continue;
+    std::set<int> readers;
+    for (const Instruction* m : p.Members(c)) {
+      if (m == entry.root()) readers.insert(-1);
+      for (const Instruction* u : p.Users(m)) {
+        if (!p.InKernel(u)) readers.insert(-1);
+        else if (p.GroupOf(u) != c) readers.insert(p.GroupOf(u));
+      }
+    }
+    if (readers.empty() || readers.count(-1)) continue;
+    bool reductions = true;
+    for (int g : readers) {
+      const Instruction* hero = p.Hero(g);
+      reductions = reductions && hero && IsSimpleReduce(hero);
+    }
+    if (!reductions) continue;
+    auto inside = [&](const Instruction* i) {
+      return p.InKernel(i) && (p.GroupOf(i) == c || readers.count(p.GroupOf(i)));
+    };
+    std::vector<const Instruction*> members;
+    size_t reduces = 0;
+    for (const Instruction* i : order) {
+      if (!inside(i)) continue;
+      members.push_back(i);
+      if (i->opcode == Opcode::kReduce) ++reduces;
+    }
+    auto is_output = [&](const Instruction* i) {
+      if (i == entry.root()) return true;
+      for (const Instruction* u : p.Users(i)) {
+        if (!inside(u)) return true;
+      }
+      return false;
+    };
+    const auto plan = PlanRowReduceEpilogue(dot, members, is_output);
+    if (!plan || plan->reduces.size() != reduces) continue;
+    for (int g : readers) p.TryMerge(g, c);
+  }
+}
+
 // Pulls loop-op producers whose users are all in `g` into `g` (transitively).
 void GrowProducers(Partition& p, int g, const std::function<bool(const Instruction*)>& accept) {
   bool changed = true;
@@ -344,6 +396,10 @@ Result<FusionPlan> PlanFusion(const hlo::Module& module, const FusionOptions& op
   //     of each row's logit and the row's logsumexp, subtracted) merge, so that one loop over
   //     the rows reads the input once for both.
   if (options.fuse_reduction_chains) MergeRowReductionKernels(p, order);
+  // 3c. A dot's row reductions into the dot's kernel, computed by the GEMM's tiles.
+  if (options.fuse_row_reductions) {
+    FuseRowReductions(p, entry, order, options.row_reduction_min_bytes);
+  }
   // 4. Loop fusion: a loop op joins its consumers' kernel when they all share one kernel that is
   //    not a contraction (where it would be recomputed per multiply-add) or a standalone op.
   for (auto it = order.rbegin(); it != order.rend(); ++it) {

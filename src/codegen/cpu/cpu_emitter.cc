@@ -6,6 +6,7 @@
 
 #include "codegen/cpu/cpu_types.h"
 #include "codegen/cpu/emit_context.h"
+#include "codegen/cpu/gemm_row_reduce.h"
 #include "codegen/cpu/kernel_spaces.h"
 #include "support/sha256.h"
 
@@ -68,7 +69,11 @@ Result<std::string> EmitKernel(ModuleContext& mc, const analysis::Kernel& kernel
     MK_ASSIGN_OR_RETURN(auto ptrs, SlotPointers(f, out, it->second, true));
     f.SetOutputPtrs(out, ptrs);
   }
-  for (const Instruction* inst : kernel.instructions) MK_RETURN_IF_ERROR(f.EmitInstruction(inst));
+  std::vector<const Instruction*> order = kernel.instructions;
+  if (const RowReduceEmission* rr = f.row_reduce()) {
+    order = RowReduceEmissionOrder(kernel, rr->plan);
+  }
+  for (const Instruction* inst : order) MK_RETURN_IF_ERROR(f.EmitInstruction(inst));
   if (f.HasDeferredGemm()) return Internal(kernel.name + ": the GEMM waited for an epilogue root it never met");
   std::ostringstream fn;
   // GCC's tuning for AVX-512 CPUs keeps loops at 256 bits; the schedule may ask for 512 for this

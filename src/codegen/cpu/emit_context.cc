@@ -7,6 +7,7 @@
 #include "codegen/cpu/cpu_types.h"
 #include "codegen/cpu/element_chain.h"
 #include "codegen/cpu/gemm_emitter.h"
+#include "codegen/cpu/gemm_row_reduce.h"
 #include "codegen/cpu/vector_loops.h"
 #include "codegen/cpu/vector_rows.h"
 #include "hlo/literal.h"
@@ -282,6 +283,12 @@ void FunctionEmitter::BeginKernel(const analysis::Kernel& kernel) {
   if (kernel.family == analysis::KernelFamily::kContraction &&
       schedule_.Get("fuse_epilogue", 0) == 1) {
     epilogue_ = PlanGemmEpilogue(kernel);
+    if (!epilogue_) {
+      if (auto plan = KernelRowReduceEpilogue(kernel)) {
+        row_reduce_.emplace();
+        row_reduce_->plan = std::move(*plan);
+      }
+    }
   }
   if (schedule_.Get("row_fuse", 0) == 0) return;
   RowFusion fusion = PlanRowFusion(kernel);
@@ -385,6 +392,8 @@ Status FunctionEmitter::EmitInstruction(const Instruction* inst) {
       }
     }
     SetFn(inst, name);
+  } else if (row_reduce_ && row_reduce_->active && IsRowReduce(row_reduce_->plan, inst)) {
+    return EmitFusedRowReduce(*this, *inst);  // into its storage (an output's slot included)
   } else {
     return EmitMaterialized(*this, *inst);
   }
@@ -403,8 +412,10 @@ Status FunctionEmitter::EmitDeferredGemm(const Instruction* root) {
   std::string value;
   MK_ASSIGN_OR_RETURN(std::string statements,
                       ElementStatements(*this, root, {{epilogue_->dot, "gm_dv"}}, &value));
-  TileEpilogue tile{root->shape.dims(), "{ " + statements + ptr + "[gm_e] = " +
-                                            StoreExactExpr(root->shape.dtype(), value) + "; }"};
+  TileEpilogue tile;
+  tile.dims = root->shape.dims();
+  tile.body = "{ " + statements + ptr + "[gm_e] = " + StoreExactExpr(root->shape.dtype(), value) +
+              "; }";
   auto emit = std::move(deferred_gemm_);
   deferred_gemm_ = nullptr;
   MK_RETURN_IF_ERROR(emit(&tile));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analysis/fusion_plan.h"
+#include "analysis/row_reduce_epilogue.h"
 #include "codegen/cpu/gemm_epilogue.h"
 #include "space/schedule.h"
 #include "support/status.h"
@@ -64,6 +65,17 @@ class ModuleContext {
 };
 
 struct TileEpilogue;  // gemm_emitter.h
+
+// A contraction kernel's row reductions computed by its GEMM's tiles (gemm_row_reduce.h).
+struct RowReduceEmission {
+  analysis::RowReduceEpilogue plan;
+  // Set where the GEMM is emitted deferred with this epilogue (a blocked GEMM whose tiles split
+  // into the plan's rows and N); otherwise the reduces are emitted as usual, over the stored
+  // GEMM result.
+  bool active = false;
+  int64_t threads = 1;                                      // the GEMM's OpenMP threads
+  std::map<const hlo::Instruction*, std::string> results;  // reduce -> its result's pointer
+};
 
 // Emits the body of one function: a kernel (values read from module slots) or a scalar
 // computation (values from scalar parameters).
@@ -147,6 +159,14 @@ class FunctionEmitter {
   // EmitInstruction calls it with the tile epilogue that stores the root.
   void DeferGemm(std::function<Status(const TileEpilogue*)> emit) { deferred_gemm_ = std::move(emit); }
   bool HasDeferredGemm() const { return static_cast<bool>(deferred_gemm_); }
+  // Takes the deferred GEMM (for its row-reduction epilogue, gemm_row_reduce.h).
+  std::function<Status(const TileEpilogue*)> TakeDeferredGemm() {
+    auto emit = std::move(deferred_gemm_);
+    deferred_gemm_ = nullptr;
+    return emit;
+  }
+  // The kernel's row reductions when the schedule fuses them (fuse_epilogue), else null.
+  RowReduceEmission* row_reduce() { return row_reduce_ ? &*row_reduce_ : nullptr; }
 
   // Kernel outputs: the typed pointers (one per array leaf) their values must be stored to.
   void SetOutputPtrs(const hlo::Instruction* inst, std::vector<std::string> ptrs) {
@@ -167,6 +187,7 @@ class FunctionEmitter {
   std::map<const hlo::Instruction*, std::string> locals_;
   int counter_ = 0;
   std::optional<GemmEpilogue> epilogue_;
+  std::optional<RowReduceEmission> row_reduce_;
   std::function<Status(const TileEpilogue*)> deferred_gemm_;
   // Emits the deferred GEMM with `root`'s epilogue; root's lambda then loads its stored value.
   Status EmitDeferredGemm(const hlo::Instruction* root);

@@ -354,23 +354,6 @@ void EmitPackA(FunctionEmitter& f, const DotGeometry& g, const Layout& l, const 
   o << "              }\n";
 }
 
-// The micro-kernel calls over one MC block × its slivers, and the write-back of edge tiles
-// (and, for a bf16/f16 result, of every tile of the last K slice: rounded once, at the end).
-// Declares i{first}..i{last-1}, the multi-index of linear index `var` over dims[first, last)
-// (the first one unreduced: `var` is in range).
-void EmitIndexVars(std::ostream& o, const std::string& in, const std::string& var,
-                   const std::vector<int64_t>& dims, size_t first, size_t last) {
-  int64_t stride = 1;
-  for (size_t d = last; d-- > first;) {
-    o << in << "const int64_t i" << d << " = ";
-    if (stride == 1) o << var;
-    else o << "(" << var << " / " << stride << ")";
-    if (d > first) o << " % " << dims[d];
-    o << ";\n";
-    stride *= dims[d];
-  }
-}
-
 // The epilogue over the tile at rows gm_ic + gm_r .. + gm_mv, columns gm_j .. + gm_nv, reading
 // the GEMM's elements from `ptr`, or with l.tile_only from gm_tile (row stride kNR). With one
 // column dim the inner loop runs over its index; with several (a convolution's output
@@ -384,6 +367,16 @@ void EmitTileEpilogue(std::ostream& o, const DotGeometry& g, const Layout& l,
     << in << "  for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti) {\n"
     << in << "    const int64_t gm_row = gm_b * kM + gm_ic + gm_r + gm_ti;\n";
   EmitIndexVars(o, in + "    ", "gm_row", e.dims, 0, rows);
+  if (e.row) {
+    o << in << "    const float* const gm_rowp = "
+      << (l.tile_only ? std::string("gm_tile + gm_ti * kNR") : ptr + " + gm_row * kN + gm_j")
+      << ";\n"
+      << e.row(l.nr);
+  }
+  if (e.body.empty()) {
+    o << in << "  }\n" << in << "}\n";
+    return;
+  }
   const std::string n = rank - rows == 1 ? "i" + S(static_cast<int64_t>(rank) - 1) : "gm_col";
   o << in << "#pragma GCC ivdep\n"
     << in << "    for (int64_t " << n << " = gm_j; " << n << " < gm_j + gm_nv; ++" << n << ") {\n";
@@ -539,6 +532,19 @@ PackSource DotSource(FunctionEmitter& f, const hlo::Instruction& operand,
 
 }  // namespace
 
+void EmitIndexVars(std::ostream& o, const std::string& in, const std::string& var,
+                   const std::vector<int64_t>& dims, size_t first, size_t last) {
+  int64_t stride = 1;
+  for (size_t d = last; d-- > first;) {
+    o << in << "const int64_t i" << d << " = ";
+    if (stride == 1) o << var;
+    else o << "(" << var << " / " << stride << ")";
+    if (d > first) o << " % " << dims[d];
+    o << ";\n";
+    stride *= dims[d];
+  }
+}
+
 int64_t TileRowDims(const std::vector<int64_t>& dims, const DotGeometry& g) {
   int64_t rows = 1;
   for (size_t r = 0; r < dims.size(); ++r) {
@@ -555,7 +561,33 @@ int64_t TileRowDims(const std::vector<int64_t>& dims, const DotGeometry& g) {
 Status EmitGemmValue(FunctionEmitter& f, const hlo::Instruction& inst, const DotGeometry& g,
                      const GemmParams& p, PackSource a, PackSource b) {
   const GemmEpilogue* e = f.gemm_epilogue();
+  RowReduceEmission* rr = f.row_reduce();
   std::string ptr;
+  if (rr && rr->plan.dot == &inst && inst.shape.is_array() &&
+      TileRowDims(inst.shape.dims(), g) == rr->plan.row_dims) {
+    // Emitted at the last of the row reductions its tiles compute (gemm_row_reduce.h). With one
+    // K slice every tile is final as the micro-kernel returns and the f32 result is never
+    // stored (13p: 8 MiB of logits); otherwise it is accumulated in a scratch buffer.
+    const bool no_buffer = g.k <= p.kc;
+    if (!no_buffer) {
+      MK_ASSIGN_OR_RETURN(ptr, f.DeclareScratch(inst.shape, "t"));
+    }
+    rr->active = true;
+    rr->threads = p.threads;
+    f.DeferGemm([&f, &inst, g, p, a = std::move(a), b = std::move(b), ptr, no_buffer](
+                    const TileEpilogue* tile) {
+      if (!tile) return CannotLower(inst, "internal: a row-reduced GEMM without its epilogue");
+      TileEpilogue t = *tile;
+      t.from_tile = no_buffer;
+      return EmitBlockedGemm(f, inst, g, p, a, b, ptr, &t);
+    });
+    // The tiles give the reduces the dot's value directly (gm_dv); nothing calls its lambda.
+    const std::string name = f.NewName("v" + f.module().Id(&inst) + "_");
+    MK_RETURN_IF_ERROR(no_buffer ? f.DefineLambda(name, inst.shape, "__builtin_trap();")
+                                 : f.DefineLoadLambda(name, inst.shape, ptr));
+    f.SetFn(&inst, name);
+    return Status::Ok();
+  }
   if (e && e->dot == &inst && inst.shape.is_array() && TileRowDims(inst.shape.dims(), g) > 0) {
     // Emitted with the epilogue's root, after the epilogue's ops and side inputs are defined.
     // In place, it accumulates in the root's buffer, and this value's lambda is then only named
@@ -698,6 +730,7 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
       << "      " << l.pt << "* const gm_bp = static_cast<" << l.pt << "*>(gm_bp_mem.p);\n";
   }
   o << "      alignas(64) float gm_tile[kMR * kNR];\n";
+  if (epilogue && !epilogue->region.empty()) o << epilogue->region;
   // Tiles are configured per thread, once per GEMM call (released at the end of the region).
   if (l.amx) o << "      const bool gm_amx = " << kAmxBegin << "();\n";
   // Work items: (batch, column range) pairs; the ranges are whole NR slivers.

@@ -75,13 +75,24 @@ struct PackSource {
 // compute type), then runs `body`, which stores what it computes from them.
 struct TileEpilogue {
   std::vector<int64_t> dims;
-  std::string body;
+  std::string body;  // empty: no per-element pass
+  // Row reductions (gemm_row_reduce.h): `region` runs once per thread where its GEMM work
+  // begins; `row(NR)` (if set) once per tile row before `body`, with the row's index
+  // variables, `gm_row` (its linear index over [batch][M]), `gm_rowp` (its tile values,
+  // columns gm_j .. gm_j + gm_nv - 1 at gm_rowp[0 .. gm_nv - 1]) and `gm_j`, `gm_nv` bound.
+  std::string region;
+  std::function<std::string(int64_t nr)> row;
   // `gm_dv` comes from the thread's tile buffer, right after the micro-kernel wrote the tile, and
   // the GEMM's result is never stored: it has one K slice (K <= KC, so every tile is final when
   // the micro-kernel returns), an f32 result (read unrounded), and no buffer of its own (the
   // epilogue's root has another type). Set by EmitGemmValue.
   bool from_tile = false;
 };
+
+// Declares i{first}..i{last-1}, the multi-index of linear index `var` over dims[first, last)
+// (the first one unreduced: `var` is in range).
+void EmitIndexVars(std::ostream& o, const std::string& in, const std::string& var,
+                   const std::vector<int64_t>& dims, size_t first, size_t last);
 
 // How many leading `dims` span the GEMM's rows (batch × M) when the rest span exactly its N,
 // else -1 (no tile epilogue possible).

@@ -3,6 +3,7 @@
 
 #include "codegen/cpu/conv_gemm.h"
 #include "codegen/cpu/gemm_epilogue.h"
+#include "codegen/cpu/gemm_row_reduce.h"
 #include "codegen/cpu/gemm_params.h"
 #include "codegen/cpu/kernel_spaces.h"
 
@@ -51,16 +52,17 @@ int64_t InitialFuseEpilogue(const analysis::Kernel& kernel, const GemmEpilogue& 
   return 1;
 }
 
-// AMX GEMMs whose fused epilogue rounds the f32 result to another type start with one K slice
-// up to this depth: the tiles then go from the micro-kernel to the epilogue through the tile
-// buffer and the f32 result is never stored (TileEpilogue::from_tile). 9p's down projection
+// AMX GEMMs whose fused epilogue rounds the f32 result to another type (or whose tiles compute
+// row reductions) start with one K slice up to this depth: the tiles then go from the
+// micro-kernel to the epilogue through the tile buffer and the f32 result is never stored
+// (TileEpilogue::from_tile). 9p's down projection
 // (K 2816): 3.32 -> 3.17 ms with one slice instead of two of 1408 (bench --schedule, 3 rounds
 // each, alternating).
 constexpr int64_t kAmxOneSliceK = 4096;
 
-int64_t InitialKc(const GemmParams& init, const DotGeometry& g,
-                  const std::optional<GemmEpilogue>& epilogue, int64_t fuse_epilogue) {
-  const bool from_tile = epilogue && fuse_epilogue == 1 && ReadsUnroundedResult(*epilogue);
+int64_t InitialKc(const GemmParams& init, const DotGeometry& g, bool reads_unrounded,
+                  int64_t fuse_epilogue) {
+  const bool from_tile = reads_unrounded && fuse_epilogue == 1;
   if (init.amx && from_tile && g.k > init.kc && g.k <= kAmxOneSliceK) {
     return g.k;  // ResolveGemmParams rounds it to whole tile steps
   }
@@ -116,9 +118,12 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
   // 2048: the AMX tiles' initial KC (2 KiB of operand per lane, gemm_params.cc); 4096: one
   // slice for an epilogue fed from the tile buffer (InitialKc).
   const std::optional<GemmEpilogue> epilogue = PlanGemmEpilogue(kernel);
-  const int64_t fuse = epilogue ? InitialFuseEpilogue(kernel, *epilogue, g) : 0;
+  // Row reductions on the tiles read the f32 result unrounded, like a from-tile epilogue.
+  const bool row_reduce = !epilogue && KernelRowReduceEpilogue(kernel).has_value();
+  const int64_t fuse = epilogue ? InitialFuseEpilogue(kernel, *epilogue, g) : row_reduce ? 1 : 0;
   s.params.push_back(Param("kc", {16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096},
-                           InitialKc(init, g, epilogue, fuse),
+                           InitialKc(init, g, (epilogue && ReadsUnroundedResult(*epilogue)) ||
+                                              row_reduce, fuse),
                            "K slice per packed panel (KC: A and B slivers in L1)"));
   s.params.push_back(Param("mc", {16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024}, init.mc,
                            "rows per packed A block (MC: the block in L2; rounded to MR; "
@@ -139,10 +144,11 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
   s.params.push_back(Param("loop_order", {0, 1}, static_cast<int64_t>(init.order),
                            "0: each B sliver streams past an MC block of A (L2); 1: each A "
                            "sliver stays in L1 while an L2-sized B panel streams past it"));
-  if (epilogue) {
+  if (epilogue || row_reduce) {
     s.params.push_back(Param("fuse_epilogue", {0, 1}, fuse,
-                             "1: the elementwise epilogue runs on each finished tile while it is "
-                             "in cache (gemm_epilogue.h); 0: a second pass over the stored GEMM"));
+                             "1: the elementwise epilogue, or the row reductions, run on each "
+                             "finished tile while it is in cache (gemm_epilogue.h, "
+                             "gemm_row_reduce.h); 0: a second pass over the stored GEMM"));
   }
   return s;
 }

@@ -140,8 +140,18 @@ template <typename T> inline T isign(T a) {
 }
 
 // ---- floats -----------------------------------------------------------------------------------
-template <typename F> inline F fmax_nan(F a, F b) { return (a != a || b != b) ? std::numeric_limits<F>::quiet_NaN() : (a > b ? a : b); }
-template <typename F> inline F fmin_nan(F a, F b) { return (a != a || b != b) ? std::numeric_limits<F>::quiet_NaN() : (a < b ? a : b); }
+// Selects only, no short-circuit: GCC left the `||` form's loops scalar where the max was a
+// lane accumulator (13p's fused row maximum: 16 scalar stores, then a stalled vector load).
+template <typename F> inline F fmax_nan(F a, F b) {
+  const F m = a > b ? a : b;
+  const F bn = b != b ? b : m;
+  return a != a ? a : bn;
+}
+template <typename F> inline F fmin_nan(F a, F b) {
+  const F m = a < b ? a : b;
+  const F bn = b != b ? b : m;
+  return a != a ? a : bn;
+}
 template <typename F> inline F fsign(F a) { return a != a ? a : a > 0 ? F(1) : a < 0 ? F(-1) : a; }
 template <typename F> inline F logistic(F a) { return F(1) / (F(1) + std::exp(-a)); }
 template <typename F> inline F rsqrt(F a) { return F(1) / std::sqrt(a); }
