@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/reducer.h"
+
 namespace mk::analysis {
 
 using hlo::Instruction;
@@ -17,20 +19,9 @@ std::optional<Opcode> F32Combiner(const Instruction* r) {
       r->shape.dtype() != hlo::DType::kF32) {
     return std::nullopt;
   }
-  const hlo::Computation& c = *r->called[0];
-  const auto& params = c.parameters();
-  const Instruction* root = c.root();
-  if (params.size() != 2 || c.instructions().size() != 3 || !root ||
-      root->operands.size() != 2 || !root->shape.is_array() || root->shape.rank() != 0) {
-    return std::nullopt;
-  }
-  const bool both = (root->operands[0] == params[0] && root->operands[1] == params[1]) ||
-                    (root->operands[0] == params[1] && root->operands[1] == params[0]);
-  if (!both) return std::nullopt;
-  switch (root->opcode) {
-    case Opcode::kAdd: case Opcode::kMaximum: case Opcode::kMinimum: return root->opcode;
-    default: return std::nullopt;
-  }
+  const std::optional<Opcode> op = BinaryReducerOp(*r->called[0]);
+  if (op == Opcode::kAdd || op == Opcode::kMaximum || op == Opcode::kMinimum) return op;
+  return std::nullopt;
 }
 
 bool IsIota(const std::vector<int64_t>& v) {

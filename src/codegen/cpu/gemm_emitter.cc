@@ -562,68 +562,52 @@ Status EmitGemmValue(FunctionEmitter& f, const hlo::Instruction& inst, const Dot
                      const GemmParams& p, PackSource a, PackSource b) {
   const GemmEpilogue* e = f.gemm_epilogue();
   RowReduceEmission* rr = f.row_reduce();
+  const int64_t row_dims = inst.shape.is_array() ? TileRowDims(inst.shape.dims(), g) : -1;
   std::string ptr;
-  if (rr && rr->plan.dot == &inst && inst.shape.is_array() &&
-      TileRowDims(inst.shape.dims(), g) == rr->plan.row_dims) {
+  // The result is final tile by tile and read only there, unrounded: each tile goes from the
+  // micro-kernel to the tile code through the tile buffer and the result has no buffer.
+  bool no_buffer = false;
+  if (rr && rr->plan.dot == &inst && row_dims == rr->plan.row_dims) {
     // Emitted at the last of the row reductions its tiles compute (gemm_row_reduce.h). With one
-    // K slice every tile is final as the micro-kernel returns and the f32 result is never
-    // stored (13p: 8 MiB of logits); otherwise it is accumulated in a scratch buffer.
-    const bool no_buffer = g.k <= p.kc;
-    if (!no_buffer) {
-      MK_ASSIGN_OR_RETURN(ptr, f.DeclareScratch(inst.shape, "t"));
-    }
+    // K slice the f32 result is never stored (13p: 8 MiB of logits); otherwise it is
+    // accumulated in a scratch buffer.
+    no_buffer = g.k <= p.kc;
     rr->active = true;
     rr->threads = p.threads;
-    f.DeferGemm([&f, &inst, g, p, a = std::move(a), b = std::move(b), ptr, no_buffer](
-                    const TileEpilogue* tile) {
-      if (!tile) return CannotLower(inst, "internal: a row-reduced GEMM without its epilogue");
-      TileEpilogue t = *tile;
-      t.from_tile = no_buffer;
-      return EmitBlockedGemm(f, inst, g, p, a, b, ptr, &t);
-    });
-    // The tiles give the reduces the dot's value directly (gm_dv); nothing calls its lambda.
-    const std::string name = f.NewName("v" + f.module().Id(&inst) + "_");
-    MK_RETURN_IF_ERROR(no_buffer ? f.DefineLambda(name, inst.shape, "__builtin_trap();")
-                                 : f.DefineLoadLambda(name, inst.shape, ptr));
-    f.SetFn(&inst, name);
-    return Status::Ok();
-  }
-  if (e && e->dot == &inst && inst.shape.is_array() && TileRowDims(inst.shape.dims(), g) > 0) {
+  } else if (e && e->dot == &inst && row_dims > 0) {
     // Emitted with the epilogue's root, after the epilogue's ops and side inputs are defined.
     // In place, it accumulates in the root's buffer, and this value's lambda is then only named
-    // by the epilogue's own (never called) lambdas.
-    // A result read only by the epilogue, final tile by tile, and not rounded before it is
-    // read: each tile goes from the micro-kernel to the epilogue through the tile buffer (8p:
-    // 8 MiB of f32 results that were stored and read back only to be rounded to bf16). In
-    // place it would save nothing: the root is stored anyway, over the accumulators.
-    const bool no_buffer = ReadsUnroundedResult(*e) && g.k <= p.kc;
+    // by the epilogue's own (never called) lambdas. Without a buffer (8p: 8 MiB of f32 results
+    // that were stored and read back only to be rounded to bf16); in place that would save
+    // nothing: the root is stored anyway, over the accumulators.
+    no_buffer = ReadsUnroundedResult(*e) && g.k <= p.kc;
     if (e->in_place) {
       MK_ASSIGN_OR_RETURN(ptr, f.StorageFor(e->root, 0, e->root->shape));
-    } else if (!no_buffer) {
-      MK_ASSIGN_OR_RETURN(ptr, f.DeclareScratch(inst.shape, "t"));
-    }
-    f.DeferGemm([&f, &inst, g, p, a = std::move(a), b = std::move(b), ptr, no_buffer](
-                    const TileEpilogue* tile) {
-      if (!no_buffer) return EmitBlockedGemm(f, inst, g, p, a, b, ptr, tile);
-      if (!tile) return CannotLower(inst, "internal: a bufferless GEMM result without its epilogue");
-      TileEpilogue from_tile = *tile;
-      from_tile.from_tile = true;
-      return EmitBlockedGemm(f, inst, g, p, a, b, ptr, &from_tile);
-    });
-    if (no_buffer) {
-      // The dot's values exist only tile by tile, in gm_tile; its lambda is named by the
-      // epilogue's own lambdas, which nothing calls (the root is stored by the tiles).
-      const std::string name = f.NewName("v" + f.module().Id(&inst) + "_");
-      MK_RETURN_IF_ERROR(f.DefineLambda(name, inst.shape, "__builtin_trap();"));
-      f.SetFn(&inst, name);
-      return Status::Ok();
     }
   } else {
     MK_ASSIGN_OR_RETURN(ptr, f.StorageFor(&inst, 0, inst.shape));
     MK_RETURN_IF_ERROR(EmitBlockedGemm(f, inst, g, p, a, b, ptr));
+    const std::string name = f.NewName("v" + f.module().Id(&inst) + "_");
+    MK_RETURN_IF_ERROR(f.DefineLoadLambda(name, inst.shape, ptr));
+    f.SetFn(&inst, name);
+    return Status::Ok();
   }
+  if (ptr.empty() && !no_buffer) {
+    MK_ASSIGN_OR_RETURN(ptr, f.DeclareScratch(inst.shape, "t"));
+  }
+  f.DeferGemm([&f, &inst, g, p, a = std::move(a), b = std::move(b), ptr, no_buffer](
+                  const TileEpilogue* tile) {
+    if (!no_buffer) return EmitBlockedGemm(f, inst, g, p, a, b, ptr, tile);
+    if (!tile) return CannotLower(inst, "internal: a bufferless GEMM result without its tile code");
+    TileEpilogue from_tile = *tile;
+    from_tile.from_tile = true;
+    return EmitBlockedGemm(f, inst, g, p, a, b, ptr, &from_tile);
+  });
+  // Without a buffer the dot's values exist only tile by tile, in gm_tile; its lambda is named
+  // only by the tile code's own lambdas, which nothing calls.
   const std::string name = f.NewName("v" + f.module().Id(&inst) + "_");
-  MK_RETURN_IF_ERROR(f.DefineLoadLambda(name, inst.shape, ptr));
+  MK_RETURN_IF_ERROR(no_buffer ? f.DefineLambda(name, inst.shape, "__builtin_trap();")
+                               : f.DefineLoadLambda(name, inst.shape, ptr));
   f.SetFn(&inst, name);
   return Status::Ok();
 }

@@ -6,12 +6,12 @@
 
 #include "codegen/cpu/element_chain.h"
 #include "codegen/cpu/gemm_emitter.h"
+#include "codegen/cpu/reduce_emit.h"
 
 namespace mk::codegen::cpu {
 
 using analysis::RowReduce;
 using hlo::Instruction;
-using hlo::Opcode;
 
 namespace {
 
@@ -19,14 +19,6 @@ namespace {
 constexpr int kLanes = 16;
 
 std::string S(int64_t v) { return std::to_string(v); }
-
-std::string Identity(Opcode combiner) {
-  switch (combiner) {
-    case Opcode::kMaximum: return "(-std::numeric_limits<float>::infinity())";
-    case Opcode::kMinimum: return "std::numeric_limits<float>::infinity()";
-    default: return "(-0.0f)";  // -0 + x is x for every x, -0 included
-  }
-}
 
 // One reduce's names in the generated code.
 struct Names {
@@ -257,7 +249,7 @@ Status EmitFusedRowReduce(FunctionEmitter& f, const Instruction& reduce) {
     Names& n = names[k];
     n.r = &r;
     MK_ASSIGN_OR_RETURN(n.fn, f.module().ScalarFunction(r.reduce->called[0]));
-    n.identity = Identity(r.combiner);
+    n.identity = *CombinerIdentity(Combiner{r.combiner, hlo::DType::kF32});  // add, max, min
     n.init = CallExpr(f.Fn(r.reduce->operands[1]), {});
     n.partial = f.NewName("gm_rp");
     n.lane = n.partial + "_lane";

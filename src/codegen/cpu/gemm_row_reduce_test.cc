@@ -14,7 +14,6 @@
 #include "codegen/cpu/test_harness.h"
 #include "hlo/parser.h"
 #include "interp/interpreter.h"
-#include "runtime/cpu_executor.h"
 
 namespace mk::codegen::cpu {
 namespace {
@@ -99,33 +98,7 @@ class GemmRowReduceTest : public ::testing::Test {
   std::vector<hlo::Literal> Run(const analysis::FusionPlan& plan,
                                 const std::vector<hlo::Literal>& args, const Params& params,
                                 std::string* source) {
-    CpuEmitter emitter;
-    const target::Target target = target::HostCpu();
-    space::Candidate candidate;
-    for (const auto& k : plan.kernels) {
-      space::Schedule s = emitter.SpaceFor(k, target).Initial();
-      if (k.family == analysis::KernelFamily::kContraction) {
-        for (const auto& [name, v] : params) s.values[name] = v;
-      }
-      candidate.kernels.push_back(s);
-    }
-    auto impl = emitter.Emit(plan, candidate, target);
-    EXPECT_TRUE(impl.ok()) << impl.status().ToString();
-    if (!impl.ok()) return {};
-    *source = impl->sources[0].text;
-    runtime::CompileOptions copts;
-    copts.cache_dir = cache_dir_;
-    runtime::CompilerDriver compiler(copts);
-    runtime::SandboxRunner sandbox;
-    runtime::CpuExecutor exec(compiler, sandbox);
-    auto lib = exec.Build(*impl);
-    EXPECT_TRUE(lib.ok()) << lib.status().ToString();
-    if (!lib.ok()) return {};
-    auto got = exec.Run(*lib, *impl, args, runtime::ExecuteOptions{.poison_scratch = true});
-    EXPECT_TRUE(got.ok()) << got.status().ToString();
-    if (!got.ok()) return {};
-    EXPECT_TRUE(got->outcome.ok()) << got->outcome.message;
-    return got->outputs;
+    return testing::RunWithContractionParams(plan, args, params, cache_dir_, source);
   }
 
   static std::string cache_dir_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "analysis/reducer.h"
 #include "codegen/cpu/cpu_types.h"
 #include "codegen/cpu/vector_loops.h"
 
@@ -13,29 +14,21 @@ using hlo::Instruction;
 using hlo::Opcode;
 
 std::optional<Combiner> AssociativeCombiner(const hlo::Computation& comp) {
-  const auto& params = comp.parameters();
-  if (params.size() != 2 || comp.instructions().size() != 3) return std::nullopt;
-  const Instruction* root = comp.root();
-  if (!root || root->operands.size() != 2 || !root->shape.is_array()) return std::nullopt;
-  const DType t = root->shape.dtype();
-  for (const Instruction* p : params) {
-    if (!p->shape.is_array() || p->shape.rank() != 0 || p->shape.dtype() != t) return std::nullopt;
-  }
-  const bool uses_both = (root->operands[0] == params[0] && root->operands[1] == params[1]) ||
-                         (root->operands[0] == params[1] && root->operands[1] == params[0]);
-  if (!uses_both || root->shape.rank() != 0) return std::nullopt;
+  const std::optional<Opcode> op = analysis::BinaryReducerOp(comp);
+  if (!op) return std::nullopt;
+  const DType t = comp.root()->shape.dtype();
   const bool fl = IsFloatCompute(t);
   const bool integral = t == DType::kPred || hlo::IsInteger(t);
   if (!fl && !integral) return std::nullopt;
-  switch (root->opcode) {
+  switch (*op) {
     case Opcode::kAdd:
     case Opcode::kMultiply:
     case Opcode::kMaximum:
     case Opcode::kMinimum:
-      return Combiner{root->opcode, t};
+      return Combiner{*op, t};
     case Opcode::kAnd:
     case Opcode::kOr:
-      if (integral) return Combiner{root->opcode, t};
+      if (integral) return Combiner{*op, t};
       return std::nullopt;
     default:
       return std::nullopt;

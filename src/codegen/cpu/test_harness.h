@@ -7,12 +7,17 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "analysis/fusion_plan.h"
+#include "codegen/cpu/cpu_emitter.h"
 #include "hlo/literal.h"
 #include "hlo/module.h"
+#include "runtime/cpu_executor.h"
+#include "target/target.h"
 
 namespace mk::codegen::cpu::testing {
 
@@ -43,6 +48,42 @@ inline std::string MakeTempDir(const std::string& prefix) {
     return "";
   }
   return tmpl;
+}
+
+// `plan` emitted for this machine with `params` overriding every contraction kernel's initial
+// schedule, built (compile cache in `cache_dir`) and run on `args` with poisoned scratch: its
+// outputs, and in `source` the generated text. Empty (and a test failure) on error.
+inline std::vector<hlo::Literal> RunWithContractionParams(
+    const analysis::FusionPlan& plan, const std::vector<hlo::Literal>& args,
+    const std::map<std::string, int64_t>& params, const std::string& cache_dir,
+    std::string* source) {
+  CpuEmitter emitter;
+  const target::Target target = target::HostCpu();
+  space::Candidate candidate;
+  for (const auto& k : plan.kernels) {
+    space::Schedule s = emitter.SpaceFor(k, target).Initial();
+    if (k.family == analysis::KernelFamily::kContraction) {
+      for (const auto& [name, v] : params) s.values[name] = v;
+    }
+    candidate.kernels.push_back(s);
+  }
+  auto impl = emitter.Emit(plan, candidate, target);
+  EXPECT_TRUE(impl.ok()) << impl.status().ToString();
+  if (!impl.ok()) return {};
+  *source = impl->sources[0].text;
+  runtime::CompileOptions copts;
+  copts.cache_dir = cache_dir;
+  runtime::CompilerDriver compiler(copts);
+  runtime::SandboxRunner sandbox;
+  runtime::CpuExecutor exec(compiler, sandbox);
+  auto lib = exec.Build(*impl);
+  EXPECT_TRUE(lib.ok()) << lib.status().ToString();
+  if (!lib.ok()) return {};
+  auto got = exec.Run(*lib, *impl, args, runtime::ExecuteOptions{.poison_scratch = true});
+  EXPECT_TRUE(got.ok()) << got.status().ToString();
+  if (!got.ok()) return {};
+  EXPECT_TRUE(got->outcome.ok()) << got->outcome.message;
+  return got->outputs;
 }
 
 }  // namespace mk::codegen::cpu::testing
