@@ -43,6 +43,8 @@ def _parser():
     t.add_argument("--warmup", type=int, default=2)
     t.add_argument("--max-time", type=float, default=300.0, help="seconds")
     t.add_argument("--record", action="store_true", help="also write it into task.yaml")
+    t.add_argument("--threads", type=int, default=None,
+                   help="run XLA:CPU on this many of the allowed CPUs (default: all of them)")
 
     i = sub.add_parser("suite-index", help="write bench/jaxbench/suite.json")
     i.add_argument("--root", default="bench/jaxbench")
@@ -66,6 +68,11 @@ def _run(args) -> int:
         print(f"exported {task['id']} ({task['scale']}) -> {args.out}", file=sys.stderr)
         return 0
     if args.command in ("expected", "inputs", "time"):
+        if args.command == "time" and args.threads is not None:
+            # Before JAX starts: XLA:CPU sizes its thread pools from the CPUs it may run on.
+            from .cpus import limit_cpus
+
+            limit_cpus(args.threads)
         from .taskfile import load_task
         from .xla import save_expected, save_inputs, time_task
 

@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 
+from .cpus import allowed_cpus
 from .errors import BridgeError
 from .generator import FLOAT_DTYPES, NUMPY_DTYPES, generate
 from .sources import source_of_task
@@ -128,7 +129,7 @@ def time_task(task: dict, min_runs: int = 10, min_time_s: float = 1.0, warmup: i
         "runs": int(s.size),
         "gflops": (flops / median / 1e9) if flops and median > 0 else None,
         "cpu": cpu_model(),
-        "threads": os.cpu_count(),
+        "threads": allowed_cpus(),
         "jax_version": jax.__version__,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }

@@ -91,6 +91,16 @@ def test_time_reports_statistics(tiny_task):
     assert load_task(tiny_task)["baseline"]["median_s"] == pytest.approx(t["median_s"])
 
 
+def test_time_runs_on_the_cpus_it_is_given(tiny_task):
+    r = run_bridge("time", tiny_task, "--min-runs", "2", "--min-time", "0.01", "--threads", "1")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["threads"] == 1
+    r = run_bridge("time", tiny_task, "--threads", "0")
+    assert r.returncode != 0 and "at least 1" in r.stderr
+    r = run_bridge("time", tiny_task, "--threads", str(len(os.sched_getaffinity(0)) + 1))
+    assert r.returncode != 0 and "may run on only" in r.stderr
+
+
 def test_reference_file_with_example_arrays(tmp_path):
     out = str(tmp_path / "ref")
     task = export(REFERENCE, "gelu_mlp", "ci", out)

@@ -191,7 +191,8 @@ Result<RoundTimes> XlaBridgeSide::Round(int) {
       ProcessResult r,
       task::RunBridge(
           {"time", task_dir_, "--min-runs", std::to_string(protocol_.min_iterations), "--min-time",
-           Num(protocol_.min_seconds), "--warmup", std::to_string(std::max(1, protocol_.warmup))},
+           Num(protocol_.min_seconds), "--warmup", std::to_string(std::max(1, protocol_.warmup)),
+           "--threads", std::to_string(threads_)},
           protocol_.timeout_s));
   if (r.timed_out) return Internal("XLA:CPU timing timed out");
   if (r.exit_code != 0) return task::BridgeFailure(r, "XLA:CPU timing");
@@ -383,7 +384,7 @@ Result<std::vector<BenchRow>> RunJaxbenchBench(const JaxbenchOptions& o, CpuEngi
       if (t.source_workload.empty()) {
         row.skipped.push_back({"xla", "the task has no JAX source"});
       } else {
-        xla = std::make_unique<XlaBridgeSide>(task_dir, o.protocol);
+        xla = std::make_unique<XlaBridgeSide>(task_dir, o.protocol, o.threads);
         sides.push_back(xla.get());
       }
     }

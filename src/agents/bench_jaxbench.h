@@ -58,8 +58,9 @@ std::string DefaultBenchTasksDir();
 // before the bridge's clock starts). The bridge reports only the round's median.
 class XlaBridgeSide final : public BenchSide {
  public:
-  XlaBridgeSide(std::string task_dir, BenchProtocol protocol)
-      : task_dir_(std::move(task_dir)), protocol_(protocol) {}
+  // `threads`: the CPUs XLA:CPU may run on (the bridge narrows its affinity before JAX starts).
+  XlaBridgeSide(std::string task_dir, BenchProtocol protocol, int threads)
+      : task_dir_(std::move(task_dir)), protocol_(protocol), threads_(threads) {}
   std::string name() const override { return "xla"; }
   Result<RoundTimes> Round(int round) override;
   nlohmann::json Info() const override { return info_; }
@@ -67,6 +68,7 @@ class XlaBridgeSide final : public BenchSide {
  private:
   std::string task_dir_;
   BenchProtocol protocol_;
+  int threads_;
   nlohmann::json info_ = nlohmann::json::object();
 };
 

@@ -4,6 +4,7 @@
 // and how to read it. Progress goes to stderr, the table (or --json) to stdout.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -109,6 +110,10 @@ Result<int> RunBench(const BenchOptions& o) {
     return InvalidArgument("--suite: '" + o.suite + "' is not a suite (choose gemm or jaxbench)");
   }
   if (o.threads < 1) return InvalidArgument("--threads must be at least 1");
+  if (const long cpus = sysconf(_SC_NPROCESSORS_ONLN); cpus > 0 && o.threads > cpus) {
+    return InvalidArgument("--threads " + std::to_string(o.threads) + ": this machine has " +
+                           std::to_string(cpus) + " CPUs (oversubscribed timings compare nothing)");
+  }
   agents::BenchProtocol protocol;
   protocol.rounds = o.rounds;
   protocol.min_seconds = o.min_time;
@@ -244,9 +249,17 @@ Result<int> RunBench(const BenchOptions& o) {
              " --min-time " + NumText(o.min_time) + " --warmup " + std::to_string(o.warmup) +
              " --min-iterations " + std::to_string(o.min_iterations);
 
-  // Our kernels use OpenMP; the sandbox's workers inherit this process's environment.
+  // Our kernels use OpenMP; the sandbox's workers inherit this process's environment. The
+  // generated code names its thread count (the schedule's `threads`, at most the target's cores),
+  // so the planner plans for --threads cores: the same number the libraries and XLA:CPU get.
   setenv("OMP_NUM_THREADS", std::to_string(o.threads).c_str(), 1);
   agents::CpuEngine engine;
+  target::Target planned_for = engine.target();
+  const double share = static_cast<double>(o.threads) / std::max(1, planned_for.cores);
+  planned_for.peak_flops_f32 *= share;  // the roofline bound in the details, per thread used
+  planned_for.peak_flops_bf16 *= share;
+  planned_for.cores = o.threads;
+  engine.set_target(planned_for);
   Result<std::string> compiler = engine.compiler().CompilerIdentity();
   json header = agents::BenchHeader(suite, command, compiler.ok() ? *compiler : "", o.threads);
   header["maxkernel_version"] = MK_VERSION;

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "cli/cli_test_util.h"
 
@@ -99,6 +100,28 @@ TEST(BenchCommandTest, GemmSuiteGivesWellFormedRows) {
     const json& bf16 = doc["rows"][1];
     EXPECT_TRUE(bf16["ratios"].contains("openblas") || bf16["skipped"].contains("openblas"));
   }
+}
+
+// --threads is what our kernel runs on too, not only the libraries: the planner plans for it.
+TEST(BenchCommandTest, OurScheduleUsesTheGivenThreads) {
+  const int cpus = static_cast<int>(std::thread::hardware_concurrency());
+  for (int threads : {1, cpus}) {
+    if (threads < 1) continue;
+    Ran r = RunMaxkernel({"bench", "--suite", "gemm", "--sizes", "128", "--dtype", "f32", "--libs",
+                          "onednn", "--rounds", "1", "--min-time", "0.01", "--threads",
+                          std::to_string(threads), "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json doc = json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(doc.is_object()) << r.out;
+    EXPECT_EQ(doc["header"]["threads"], threads);
+    const json& kernels = doc["rows"][0]["details"]["schedule"]["kernels"];
+    ASSERT_EQ(kernels.size(), 1u) << kernels.dump();
+    EXPECT_EQ(kernels[0]["threads"], threads) << kernels.dump();
+  }
+  Ran over = RunMaxkernel({"bench", "--suite", "gemm", "--sizes", "128", "--threads",
+                           std::to_string(cpus + 1)});
+  EXPECT_EQ(over.exit_code, 2);
+  EXPECT_NE(over.err.find("this machine has"), std::string::npos) << over.err;
 }
 
 TEST(BenchCommandTest, BadInputExitsTwoWithAClearMessage) {
