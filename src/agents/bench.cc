@@ -335,6 +335,13 @@ std::string FormatBenchTable(const json& header, const std::vector<BenchRow>& ro
   bool any_note = false;
   for (const BenchRow& r : rows) {
     std::vector<std::string> notes;
+    if (r.details.contains("from") && r.details["from"].is_array()) {
+      std::string ids;
+      for (const auto& id : r.details["from"]) {
+        ids += (ids.empty() ? "" : ", ") + id.get<std::string>();
+      }
+      notes.push_back("the GEMM of " + ids);
+    }
     if (r.ours && !r.ours->error.empty()) notes.push_back("ours: " + r.ours->error);
     for (const SideResult& b : r.baselines) {
       if (!b.error.empty()) notes.push_back(b.name + ": " + b.error);

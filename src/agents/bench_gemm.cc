@@ -2,9 +2,11 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -208,6 +210,113 @@ Result<std::vector<std::string>> ParseGemmDtypes(const std::string& text) {
   return dtypes;
 }
 
+Result<std::vector<GemmCase>> ParseGemmShapes(const std::string& text) {
+  std::vector<GemmCase> shapes;
+  for (const std::string& part : Split(text)) {
+    int64_t e[3] = {0, 0, 0};
+    size_t at = 0;
+    bool ok = !part.empty();
+    for (int i = 0; i < 3 && ok; ++i) {
+      size_t end = i < 2 ? part.find('x', at) : part.size();
+      if (end == std::string::npos || end == at) {
+        ok = false;
+        break;
+      }
+      const std::string digits = part.substr(at, end - at);
+      ok = digits.find_first_not_of("0123456789") == std::string::npos && digits.size() <= 6;
+      if (ok) e[i] = std::stoll(digits);
+      at = end + 1;
+    }
+    if (!ok) {
+      return InvalidArgument("--shapes: '" + part + "' is not MxNxK (e.g. --shapes 512x2048x2048)");
+    }
+    for (int64_t v : e) {
+      if (v < 1 || v > kMaxGemmSize) {
+        return InvalidArgument("--shapes: " + part + " has an extent out of range (1 to " +
+                               std::to_string(kMaxGemmSize) + ")");
+      }
+    }
+    GemmCase c;
+    c.m = e[0];
+    c.n = e[1];
+    c.k = e[2];
+    shapes.push_back(c);
+  }
+  if (shapes.empty()) return InvalidArgument("--shapes: give at least one MxNxK");
+  return shapes;
+}
+
+namespace {
+
+int64_t ProductOf(const std::vector<int64_t>& dims, const std::vector<int64_t>& which) {
+  int64_t p = 1;
+  for (int64_t d : which) p *= dims[static_cast<size_t>(d)];
+  return p;
+}
+
+int64_t ProductOfOthers(const std::vector<int64_t>& dims, const std::vector<int64_t>& except) {
+  int64_t p = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (std::find(except.begin(), except.end(), static_cast<int64_t>(d)) == except.end()) {
+      p *= dims[d];
+    }
+  }
+  return p;
+}
+
+bool SameCase(const GemmCase& a, const GemmCase& b) {
+  return a.m == b.m && a.n == b.n && a.k == b.k && a.dtype == b.dtype &&
+         a.out_dtype == b.out_dtype;
+}
+
+// Appends `c`, or merges its `from` into an equal case already there.
+void AddCase(std::vector<GemmCase>& cases, const GemmCase& c) {
+  for (GemmCase& have : cases) {
+    if (!SameCase(have, c)) continue;
+    for (const std::string& id : c.from) {
+      if (std::find(have.from.begin(), have.from.end(), id) == have.from.end()) {
+        have.from.push_back(id);
+      }
+    }
+    return;
+  }
+  cases.push_back(c);
+}
+
+}  // namespace
+
+std::vector<GemmCase> GemmCasesOfModule(const hlo::Module& module) {
+  std::vector<GemmCase> cases;
+  const hlo::Computation* entry = module.entry();
+  if (entry == nullptr) return cases;
+  std::map<const hlo::Instruction*, std::vector<const hlo::Instruction*>> users;
+  for (const auto& inst : entry->instructions()) {
+    for (const hlo::Instruction* op : inst->operands) users[op].push_back(inst.get());
+  }
+  for (const auto& inst : entry->instructions()) {
+    if (inst->opcode != hlo::Opcode::kDot || !inst->dot_dims) continue;
+    const hlo::DotDimensions& d = *inst->dot_dims;
+    if (!d.lhs_batch.empty() || !d.rhs_batch.empty()) continue;
+    const hlo::DType a = inst->operand(0)->shape.dtype(), b = inst->operand(1)->shape.dtype();
+    if (a != b || (a != hlo::DType::kF32 && a != hlo::DType::kBF16)) continue;
+    if (inst->shape.dtype() != hlo::DType::kF32) continue;
+    const std::vector<int64_t>& lhs = inst->operand(0)->shape.dims();
+    const std::vector<int64_t>& rhs = inst->operand(1)->shape.dims();
+    GemmCase c;
+    c.m = ProductOfOthers(lhs, d.lhs_contracting);
+    c.n = ProductOfOthers(rhs, d.rhs_contracting);
+    c.k = ProductOf(lhs, d.lhs_contracting);
+    c.dtype = std::string(hlo::DTypeName(a));
+    const auto& u = users[inst.get()];
+    const bool to_bf16 = u.size() == 1 && u[0]->opcode == hlo::Opcode::kConvert &&
+                         u[0]->shape.dtype() == hlo::DType::kBF16;
+    c.out_dtype = a == hlo::DType::kBF16 && to_bf16 ? "bf16" : "f32";
+    if (c.m < 1 || c.n < 1 || c.k < 1) continue;
+    AddCase(cases, c);
+  }
+  return cases;
+}
+
 std::vector<GemmCase> GemmCases(const GemmBenchOptions& o) {
   std::vector<GemmCase> cases;
   for (const std::string& dtype : o.dtypes) {
@@ -216,9 +325,17 @@ std::vector<GemmCase> GemmCases(const GemmBenchOptions& o) {
       c.m = c.n = c.k = s;
       c.dtype = dtype;
       c.out_dtype = dtype == "bf16" ? o.bf16_result : "f32";
-      cases.push_back(c);
+      AddCase(cases, c);
     }
   }
+  for (const std::string& dtype : o.dtypes) {
+    for (GemmCase c : o.shapes) {
+      c.dtype = dtype;
+      c.out_dtype = dtype == "bf16" ? o.bf16_result : "f32";
+      AddCase(cases, c);
+    }
+  }
+  for (const GemmCase& c : o.suite_cases) AddCase(cases, c);
   return cases;
 }
 
@@ -386,6 +503,7 @@ Result<std::vector<BenchRow>> RunGemmBench(const GemmBenchOptions& o, CpuEngine&
     row.shape = std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k);
     row.dtype = GemmDtypeLabel(c);
     row.flops = GemmFlops(c);
+    if (!c.from.empty()) row.details["from"] = c.from;
     say("[" + std::to_string(ci + 1) + "/" + std::to_string(cases.size()) + "] " + row.name + " (" +
         row.shape + ", " + row.dtype + "): plan, implement, build");
     const std::string text = GemmModuleText(c);

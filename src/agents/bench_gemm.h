@@ -14,6 +14,7 @@
 
 #include "agents/bench.h"
 #include "agents/engine.h"
+#include "hlo/module.h"
 #include "space/schedule.h"
 #include "support/status.h"
 
@@ -23,6 +24,7 @@ struct GemmCase {
   int64_t m = 0, n = 0, k = 0;
   std::string dtype = "f32";      // operands: f32 or bf16
   std::string out_dtype = "f32";  // result: f32, or bf16 (the suite's convert after the dot)
+  std::vector<std::string> from;  // the suite workloads whose GEMM this is (--suite-shapes)
 };
 
 // "gemm_f32_1024" (square) or "gemm_bf16_128x256x512"; the dtype column is "f32" or
@@ -38,10 +40,22 @@ int64_t GemmFlops(const GemmCase& c);
 Result<std::vector<int64_t>> ParseGemmSizes(const std::string& text);
 // "f32,bf16" -> dtypes (each f32 or bf16, no repeats).
 Result<std::vector<std::string>> ParseGemmDtypes(const std::string& text);
+// "512x2048x2048,256x8192x1024" -> MxNxK shapes (dtype unset), each extent in [1, 16384].
+Result<std::vector<GemmCase>> ParseGemmShapes(const std::string& text);
+
+// The plain GEMMs of a module's entry computation, as the cases `--suite gemm` times: dots with
+// no batch dimensions whose operands are both f32 or both bf16, as M x N x K (free and
+// contracting dimensions multiplied out; which operand dims are contracted is the packing's
+// business, so each case is the row-major [M,K] x [K,N] one). The result is bf16 when the dot's
+// only user converts it to bf16 (how JAX writes a bf16 matmul), else f32. In module order,
+// repeats merged; `from` is left empty.
+std::vector<GemmCase> GemmCasesOfModule(const hlo::Module& module);
 
 struct GemmBenchOptions {
-  std::vector<int64_t> sizes = {256, 512, 1024, 2048, 4096};
+  std::vector<int64_t> sizes = {256, 512, 1024, 2048, 4096};  // square cases, each dtype
   std::vector<std::string> dtypes = {"f32", "bf16"};
+  std::vector<GemmCase> shapes;       // MxNxK cases (--shapes), each dtype
+  std::vector<GemmCase> suite_cases;  // the suite's GEMMs with their own dtypes (--suite-shapes)
   std::string bf16_result = "f32";  // result dtype of the bf16 cases: f32 or bf16
   int threads = 2;
   BenchProtocol protocol;
@@ -55,6 +69,8 @@ struct GemmBenchOptions {
   int64_t interpreter_check_limit = int64_t{512} * 512 * 512;
 };
 
+// The squares, then the shapes, then the suite's cases; a case met twice is timed once (its
+// `from` lists merged).
 std::vector<GemmCase> GemmCases(const GemmBenchOptions& options);
 
 // `maxkernel-baselines info`: library versions and which dtypes each supports.

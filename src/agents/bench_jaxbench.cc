@@ -284,20 +284,8 @@ Result<json> BestScheduleOfRun(store::Store& db, int64_t run_id, std::string* ta
   return schedule;
 }
 
-Result<std::vector<BenchRow>> RunJaxbenchBench(const JaxbenchOptions& o, CpuEngine& engine,
-                                               const BenchProgress& progress) {
-  MK_RETURN_IF_ERROR(ValidateProtocol(o.protocol));
-  if (o.interp_runs < 1 || o.interp_runs > 3)
-    return InvalidArgument("--interp-runs must be 1, 2 or 3");
-  if (!(o.interp_cap_s > 0)) return InvalidArgument("--interp-cap must be > 0 seconds");
-  if (o.only.empty()) return InvalidArgument("--only: give at least one workload id");
-  if (o.schedule && o.only.size() != 1) {
-    return InvalidArgument(
-        "a pinned schedule (--from-run, --schedule) needs exactly one workload in --only");
-  }
-  auto say = [&](const std::string& line) {
-    if (progress) progress(line);
-  };
+Result<std::vector<std::string>> JaxbenchTaskDirs(const JaxbenchOptions& o,
+                                                  const BenchProgress& progress) {
   const std::string dir = o.tasks_dir.empty() ? DefaultBenchTasksDir() : o.tasks_dir;
   if (o.tasks_dir.empty()) {
     MK_RETURN_IF_ERROR(ExportMissing(o, dir, progress));
@@ -315,10 +303,30 @@ Result<std::vector<BenchRow>> RunJaxbenchBench(const JaxbenchOptions& o, CpuEngi
       }
     }
   }
+  std::vector<std::string> dirs;
+  for (const std::string& id : o.only) dirs.push_back((fs::path(dir) / id / o.scale).string());
+  return dirs;
+}
+
+Result<std::vector<BenchRow>> RunJaxbenchBench(const JaxbenchOptions& o, CpuEngine& engine,
+                                               const BenchProgress& progress) {
+  MK_RETURN_IF_ERROR(ValidateProtocol(o.protocol));
+  if (o.interp_runs < 1 || o.interp_runs > 3)
+    return InvalidArgument("--interp-runs must be 1, 2 or 3");
+  if (!(o.interp_cap_s > 0)) return InvalidArgument("--interp-cap must be > 0 seconds");
+  if (o.only.empty()) return InvalidArgument("--only: give at least one workload id");
+  if (o.schedule && o.only.size() != 1) {
+    return InvalidArgument(
+        "a pinned schedule (--from-run, --schedule) needs exactly one workload in --only");
+  }
+  auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  MK_ASSIGN_OR_RETURN(std::vector<std::string> task_dirs, JaxbenchTaskDirs(o, progress));
 
   std::vector<BenchRow> rows;
   for (size_t wi = 0; wi < o.only.size(); ++wi) {
-    const std::string task_dir = (fs::path(dir) / o.only[wi] / o.scale).string();
+    const std::string& task_dir = task_dirs[wi];
     MK_ASSIGN_OR_RETURN(task::LoadedTask loaded, task::LoadTaskWithModule(task_dir));
     MK_RETURN_IF_ERROR(hlo::VerifyModule(*loaded.module));
     const task::Task& t = loaded.task;

@@ -54,6 +54,12 @@ bool CachedTaskIsCurrent(const std::filesystem::path& task_dir, const std::strin
 // $XDG_CACHE_HOME/maxkernel/bench-tasks, else ~/.cache/maxkernel/bench-tasks.
 std::string DefaultBenchTasksDir();
 
+// DIR/<id>/<o.scale> for each of `o.only`, in order: from `o.tasks_dir`, which must hold them,
+// or from the cache (DefaultBenchTasksDir), exported there through the bridge when missing or
+// stale.
+Result<std::vector<std::string>> JaxbenchTaskDirs(const JaxbenchOptions& o,
+                                                  const BenchProgress& progress);
+
 // XLA:CPU through the bridge, one `time` process per round (JAX start and jit compile happen
 // before the bridge's clock starts). The bridge reports only the round's median.
 class XlaBridgeSide final : public BenchSide {

@@ -25,7 +25,7 @@ using nlohmann::json;
 TEST(BenchGemmTest, ModulesParseAndVerifyForEveryDtype) {
   for (const auto& [dtype, out] : std::vector<std::pair<std::string, std::string>>{
            {"f32", "f32"}, {"bf16", "f32"}, {"bf16", "bf16"}}) {
-    GemmCase c{8, 16, 32, dtype, out};
+    GemmCase c{8, 16, 32, dtype, out, {}};
     auto module = hlo::ParseModule(GemmModuleText(c), "gemm.hlo");
     ASSERT_TRUE(module.ok()) << module.status().ToString();
     ASSERT_TRUE(hlo::VerifyModule(**module).ok());
@@ -34,11 +34,78 @@ TEST(BenchGemmTest, ModulesParseAndVerifyForEveryDtype) {
     EXPECT_EQ(root->shape.dims(), (std::vector<int64_t>{8, 16}));
     EXPECT_EQ(hlo::DTypeName((*module)->entry()->parameter(0)->shape.dtype()), dtype);
   }
-  EXPECT_EQ(GemmCaseName({1024, 1024, 1024, "f32", "f32"}), "gemm_f32_1024");
-  EXPECT_EQ(GemmCaseName({8, 16, 32, "bf16", "f32"}), "gemm_bf16_8x16x32");
-  EXPECT_EQ(GemmCaseName({64, 64, 64, "bf16", "bf16"}), "gemm_bf16_bf16out_64");
-  EXPECT_EQ(GemmDtypeLabel({8, 8, 8, "bf16", "f32"}), "bf16->f32");
-  EXPECT_EQ(GemmFlops({8, 16, 32, "f32", "f32"}), 2 * 8 * 16 * 32);
+  EXPECT_EQ(GemmCaseName({1024, 1024, 1024, "f32", "f32", {}}), "gemm_f32_1024");
+  EXPECT_EQ(GemmCaseName({8, 16, 32, "bf16", "f32", {}}), "gemm_bf16_8x16x32");
+  EXPECT_EQ(GemmCaseName({64, 64, 64, "bf16", "bf16", {}}), "gemm_bf16_bf16out_64");
+  EXPECT_EQ(GemmDtypeLabel({8, 8, 8, "bf16", "f32", {}}), "bf16->f32");
+  EXPECT_EQ(GemmFlops({8, 16, 32, "f32", "f32", {}}), 2 * 8 * 16 * 32);
+}
+
+TEST(BenchGemmTest, ShapesAreMxNxK) {
+  auto shapes = ParseGemmShapes("512x2048x2048, 256x8192x1024");
+  ASSERT_TRUE(shapes.ok()) << shapes.status().ToString();
+  ASSERT_EQ(shapes->size(), 2u);
+  EXPECT_EQ((*shapes)[0].m, 512);
+  EXPECT_EQ((*shapes)[0].n, 2048);
+  EXPECT_EQ((*shapes)[0].k, 2048);
+  EXPECT_EQ((*shapes)[1].n, 8192);
+  EXPECT_EQ((*shapes)[1].k, 1024);
+  for (const char* bad : {"", "64", "64x64", "64x64x", "x64x64", "64x64x64x64", "0x8x8", "8x-1x8",
+                          "8x8x100000", "8x,8x8", "8 x8x8y"}) {
+    auto r = ParseGemmShapes(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("--shapes"), std::string::npos) << r.status().message();
+  }
+}
+
+// The suite's GEMMs as the bench sees them: free and contracting dims multiplied out, the bf16
+// result only where the dot's one user converts it, batched and integer dots left out, repeats
+// merged.
+TEST(BenchGemmTest, GemmCasesOfAModuleAreItsPlainDots) {
+  const char* text = R"(HloModule m
+
+ENTRY main {
+  x = bf16[1,4,8]{2,1,0} parameter(0)
+  w = bf16[8,16]{1,0} parameter(1)
+  w2 = bf16[8,16]{1,0} parameter(2)
+  g = f32[1,4,16]{2,1,0} dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  u = f32[1,4,16]{2,1,0} dot(x, w2), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  h = f32[1,4,16]{2,1,0} multiply(g, u)
+  a = f32[6,5]{1,0} parameter(3)
+  b = f32[3,5]{1,0} parameter(4)
+  t = f32[6,3]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  r = bf16[6,3]{1,0} convert(t)
+  q = f32[2,6,5]{2,1,0} parameter(5)
+  k = f32[2,3,5]{2,1,0} parameter(6)
+  bt = f32[2,6,3]{2,1,0} dot(q, k), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}
+  i = s32[4,4]{1,0} parameter(7)
+  id = s32[4,4]{1,0} dot(i, i), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT out = (f32[1,4,16]{2,1,0}, bf16[6,3]{1,0}, f32[2,6,3]{2,1,0}, s32[4,4]{1,0}) tuple(h, r, bt, id)
+}
+)";
+  auto module = hlo::ParseModule(text, "m.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  std::vector<GemmCase> cases = GemmCasesOfModule(**module);
+  ASSERT_EQ(cases.size(), 2u);
+  EXPECT_EQ(GemmCaseName(cases[0]), "gemm_bf16_4x16x8");
+  EXPECT_EQ(GemmDtypeLabel(cases[0]), "bf16->f32");
+  EXPECT_EQ(GemmCaseName(cases[1]), "gemm_f32_6x3x5");
+  EXPECT_EQ(cases[1].out_dtype, "f32");  // an f32 operand pair: the convert is an epilogue
+
+  GemmBenchOptions o;
+  o.sizes = {8};
+  o.dtypes = {"f32"};
+  o.shapes = {{6, 3, 5, "", "", {}}};
+  GemmCase a = cases[0], b = cases[0];
+  a.from = {"9p"};
+  b.from = {"9p", "13p"};
+  o.suite_cases = {a, b, cases[1]};
+  std::vector<GemmCase> all = GemmCases(o);
+  ASSERT_EQ(all.size(), 3u);  // 8^3 f32, 6x3x5 f32 (given twice), the bf16 case (twice)
+  EXPECT_EQ(GemmCaseName(all[0]), "gemm_f32_8");
+  EXPECT_EQ(GemmCaseName(all[1]), "gemm_f32_6x3x5");
+  EXPECT_EQ(GemmCaseName(all[2]), "gemm_bf16_4x16x8");
+  EXPECT_EQ(all[2].from, (std::vector<std::string>{"9p", "13p"}));
 }
 
 TEST(BenchGemmTest, SizesAndDtypesAreValidated) {
@@ -118,7 +185,7 @@ TEST(BenchJaxbenchTest, CachedTaskIsCurrentOnlyForItsOwnSuitesWorkload) {
 TEST(BenchGemmTest, LibraryRoundsRunWithoutTheOpenBlasOverrides) {
   BenchProtocol p;
   p.min_seconds = 0.25;
-  LibraryProcessSide side("/opt/mk/maxkernel-baselines", "openblas", {64, 32, 16, "f32", "f32"}, 2,
+  LibraryProcessSide side("/opt/mk/maxkernel-baselines", "openblas", {64, 32, 16, "f32", "f32", {}}, 2,
                           p);
   std::vector<std::string> argv = side.Argv();
   ASSERT_GE(argv.size(), 6u);
@@ -237,7 +304,7 @@ TEST(BenchRowTest, TableShowsTimesRatiosAndNotes) {
 }
 
 struct GemmFixture {
-  GemmCase c{5, 7, 9, "f32", "f32"};
+  GemmCase c{5, 7, 9, "f32", "f32", {}};
   std::vector<hlo::Literal> inputs;
   hlo::Literal out;
   GemmFixture() {
@@ -281,7 +348,7 @@ TEST(BenchGemmTest, SampledCheckAcceptsAnF32ProductAndCatchesWrongOrMissingEntri
 }
 
 TEST(BenchJaxbenchTest, InterpreterTimingRunsInAChildAndHonoursTheCap) {
-  auto module = hlo::ParseModule(GemmModuleText({16, 16, 16, "f32", "f32"}), "gemm.hlo");
+  auto module = hlo::ParseModule(GemmModuleText({16, 16, 16, "f32", "f32", {}}), "gemm.hlo");
   ASSERT_TRUE(module.ok());
   std::vector<hlo::Literal> inputs;
   inputs.emplace_back(hlo::Shape(hlo::DType::kF32, {16, 16}));

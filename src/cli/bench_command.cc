@@ -22,6 +22,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "store/data_dir.h"
+#include "task/task.h"
 #include "store/sqlite_store.h"
 
 namespace mk::cli {
@@ -33,7 +34,8 @@ using nlohmann::json;
 struct BenchOptions {
   std::string suite;
   // gemm
-  std::optional<std::string> sizes, dtypes, bf16_result, baselines, libs, schedule;
+  std::optional<std::string> sizes, shapes, suite_shapes, dtypes, bf16_result, baselines, libs,
+      schedule;
   // jaxbench
   std::optional<std::string> scale, only, compare, tasks, suite_dir, db;
   std::optional<int64_t> from_run;
@@ -105,6 +107,34 @@ std::string Markdown(const json& header, const std::string& table) {
   return md.str();
 }
 
+// --suite-shapes IDS: the plain GEMMs of those suite workloads at bench scale, each with the
+// dtypes its HLO has, `from` naming the workloads. A workload without one is an error.
+Result<std::vector<agents::GemmCase>> SuiteGemmCases(const std::string& ids,
+                                                     const std::optional<std::string>& tasks,
+                                                     const std::optional<std::string>& suite_dir) {
+  agents::JaxbenchOptions jo;
+  jo.scale = "bench";
+  MK_ASSIGN_OR_RETURN(jo.only, agents::ParseOnlyList(ids));
+  jo.tasks_dir = tasks.value_or("");
+  jo.suite_dir = suite_dir.value_or("");
+  auto say = [](const std::string& line) { std::cerr << line << std::endl; };
+  MK_ASSIGN_OR_RETURN(std::vector<std::string> dirs, agents::JaxbenchTaskDirs(jo, say));
+  std::vector<agents::GemmCase> cases;
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    MK_ASSIGN_OR_RETURN(task::LoadedTask loaded, task::LoadTaskWithModule(dirs[i]));
+    std::vector<agents::GemmCase> found = agents::GemmCasesOfModule(*loaded.module);
+    if (found.empty()) {
+      return InvalidArgument("--suite-shapes: " + jo.only[i] +
+                             " has no f32 or bf16 dot without batch dimensions");
+    }
+    for (agents::GemmCase& c : found) {
+      c.from = {jo.only[i]};
+      cases.push_back(c);
+    }
+  }
+  return cases;
+}
+
 Result<int> RunBench(const BenchOptions& o) {
   if (o.suite != "gemm" && o.suite != "jaxbench") {
     return InvalidArgument("--suite: '" + o.suite + "' is not a suite (choose gemm or jaxbench)");
@@ -128,14 +158,18 @@ Result<int> RunBench(const BenchOptions& o) {
     MK_RETURN_IF_ERROR(RejectFor(suite, o.scale.has_value(), "--scale", other));
     MK_RETURN_IF_ERROR(RejectFor(suite, o.only.has_value(), "--only", other));
     MK_RETURN_IF_ERROR(RejectFor(suite, o.compare.has_value(), "--compare", other));
-    MK_RETURN_IF_ERROR(RejectFor(suite, o.tasks.has_value(), "--tasks", other));
-    MK_RETURN_IF_ERROR(RejectFor(suite, o.suite_dir.has_value(), "--suite-dir", other));
+    if (!o.suite_shapes) {
+      MK_RETURN_IF_ERROR(RejectFor(suite, o.tasks.has_value(), "--tasks", other));
+      MK_RETURN_IF_ERROR(RejectFor(suite, o.suite_dir.has_value(), "--suite-dir", other));
+    }
     MK_RETURN_IF_ERROR(RejectFor(suite, o.from_run.has_value(), "--from-run", other));
     MK_RETURN_IF_ERROR(RejectFor(suite, o.db.has_value(), "--db", other));
     MK_RETURN_IF_ERROR(RejectFor(suite, o.interp_cap.has_value(), "--interp-cap", other));
     MK_RETURN_IF_ERROR(RejectFor(suite, o.interp_runs.has_value(), "--interp-runs", other));
   } else {
     MK_RETURN_IF_ERROR(RejectFor(suite, o.sizes.has_value(), "--sizes", other));
+    MK_RETURN_IF_ERROR(RejectFor(suite, o.shapes.has_value(), "--shapes", other));
+    MK_RETURN_IF_ERROR(RejectFor(suite, o.suite_shapes.has_value(), "--suite-shapes", other));
     MK_RETURN_IF_ERROR(RejectFor(suite, o.dtypes.has_value(), "--dtype", other));
     MK_RETURN_IF_ERROR(RejectFor(suite, o.bf16_result.has_value(), "--bf16-result", other));
     MK_RETURN_IF_ERROR(RejectFor(suite, o.baselines.has_value(), "--baselines", other));
@@ -163,6 +197,14 @@ Result<int> RunBench(const BenchOptions& o) {
   if (gemm) {
     if (o.sizes) {
       MK_ASSIGN_OR_RETURN(go.sizes, agents::ParseGemmSizes(*o.sizes));
+    } else if (o.shapes || o.suite_shapes) {
+      go.sizes.clear();  // only the shapes asked for
+    }
+    if (o.shapes) {
+      MK_ASSIGN_OR_RETURN(go.shapes, agents::ParseGemmShapes(*o.shapes));
+    }
+    if (o.suite_shapes) {
+      MK_ASSIGN_OR_RETURN(go.suite_cases, SuiteGemmCases(*o.suite_shapes, o.tasks, o.suite_dir));
     }
     if (o.dtypes) {
       MK_ASSIGN_OR_RETURN(go.dtypes, agents::ParseGemmDtypes(*o.dtypes));
@@ -201,8 +243,11 @@ Result<int> RunBench(const BenchOptions& o) {
     for (int64_t s : go.sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(s);
     for (const auto& d : go.dtypes) dtypes += (dtypes.empty() ? "" : ",") + d;
     for (const auto& l : go.libs) libs += (libs.empty() ? "" : ",") + l;
-    command += " --sizes " + sizes + " --dtype " + dtypes + " --bf16-result " + go.bf16_result +
-               " --libs " + libs;
+    if (!sizes.empty()) command += " --sizes " + sizes;
+    if (o.shapes) command += " --shapes " + *o.shapes;
+    if (o.suite_shapes) command += " --suite-shapes " + *o.suite_shapes;
+    if (o.tasks) command += " --tasks " + *o.tasks;
+    command += " --dtype " + dtypes + " --bf16-result " + go.bf16_result + " --libs " + libs;
   } else {
     jo.scale = o.scale.value_or("bench");
     if (o.only) {
@@ -315,6 +360,13 @@ void RegisterBenchCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--suite", o->suite, "gemm or jaxbench")->required();
   cmd->add_option("--sizes", o->sizes, "gemm: square sizes (default 256,512,1024,2048,4096)");
   cmd->add_option("--dtype", o->dtypes, "gemm: operand types (default f32,bf16)");
+  cmd->add_option("--shapes", o->shapes,
+                  "gemm: MxNxK shapes, each with every --dtype (e.g. 512x2048x2048); with "
+                  "--shapes or --suite-shapes and no --sizes, no square cases");
+  cmd->add_option("--suite-shapes", o->suite_shapes,
+                  "gemm: the GEMMs (dots without batch dims) of these suite workloads at bench "
+                  "scale, with their own dtypes (e.g. 8p,9p,13p,19k,30k,32k); tasks as for "
+                  "jaxbench (--tasks, --suite-dir, or the cache)");
   cmd->add_option("--bf16-result", o->bf16_result,
                   "gemm: result type of the bf16 cases, f32 or bf16 (default f32)");
   cmd->add_option("--libs", o->libs, "gemm: libraries to compare with (default onednn,openblas)");

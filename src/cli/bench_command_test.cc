@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -11,6 +13,7 @@
 namespace mk::cli {
 namespace {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::Ran;
 using testing::RunCommand;
@@ -122,6 +125,59 @@ TEST(BenchCommandTest, OurScheduleUsesTheGivenThreads) {
                            std::to_string(cpus + 1)});
   EXPECT_EQ(over.exit_code, 2);
   EXPECT_NE(over.err.find("this machine has"), std::string::npos) << over.err;
+}
+
+// --shapes times MxNxK cases; --suite-shapes the plain dots of task directories (here one
+// made by `import`), named after the workload they come from.
+TEST(BenchCommandTest, ShapesAndSuiteShapes) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "mk_bench_suite_shapes";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    std::ofstream f(dir / "mlp.hlo");
+    f << "HloModule mlp\n\nENTRY main {\n"
+         "  x = f32[1,24,40]{2,1,0} parameter(0)\n"
+         "  w = f32[40,56]{1,0} parameter(1)\n"
+         "  d = f32[1,24,56]{2,1,0} dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}\n"
+         "  ROOT r = f32[1,24,56]{2,1,0} tanh(d)\n}\n";
+    std::ofstream g(dir / "ew.hlo");
+    g << "HloModule ew\n\nENTRY main {\n  x = f32[8]{0} parameter(0)\n"
+         "  ROOT r = f32[8]{0} tanh(x)\n}\n";
+  }
+  ASSERT_EQ(RunMaxkernel({"import", (dir / "mlp.hlo").string(), "-o", (dir / "t/mlp/bench").string()})
+                .exit_code,
+            0);
+  ASSERT_EQ(RunMaxkernel({"import", (dir / "ew.hlo").string(), "-o", (dir / "t/ew/bench").string()})
+                .exit_code,
+            0);
+  Ran r = RunMaxkernel({"bench", "--suite", "gemm", "--shapes", "40x24x8", "--suite-shapes", "mlp",
+                        "--tasks", (dir / "t").string(), "--dtype", "f32", "--libs", "onednn",
+                        "--rounds", "1", "--min-time", "0.01", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json doc = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << r.out;
+  ASSERT_EQ(doc["rows"].size(), 2u) << r.out;  // no squares without --sizes
+  EXPECT_EQ(doc["rows"][0]["shape"], "40x24x8");
+  EXPECT_EQ(doc["rows"][1]["shape"], "24x56x40");
+  EXPECT_EQ(doc["rows"][1]["details"]["from"], json::array({"mlp"}));
+  EXPECT_FALSE(doc["rows"][1]["failed"].get<bool>());
+  EXPECT_NE(doc["header"]["command"].get<std::string>().find("--suite-shapes mlp"),
+            std::string::npos);
+
+  Ran none = RunMaxkernel({"bench", "--suite", "gemm", "--suite-shapes", "ew", "--tasks",
+                           (dir / "t").string()});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("ew has no f32 or bf16 dot"), std::string::npos) << none.err;
+  Ran missing = RunMaxkernel({"bench", "--suite", "gemm", "--suite-shapes", "nope", "--tasks",
+                              (dir / "t").string()});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("has no task.yaml"), std::string::npos) << missing.err;
+  Ran bad = RunMaxkernel({"bench", "--suite", "gemm", "--shapes", "8x8"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("is not MxNxK"), std::string::npos) << bad.err;
+  Ran wrong = RunMaxkernel({"bench", "--suite", "jaxbench", "--shapes", "8x8x8"});
+  EXPECT_EQ(wrong.exit_code, 2);
+  fs::remove_all(dir);
 }
 
 TEST(BenchCommandTest, BadInputExitsTwoWithAClearMessage) {
