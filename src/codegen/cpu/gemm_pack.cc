@@ -106,7 +106,7 @@ static inline void mk_pack_rows_bf16(const uint16_t* src, int64_t ld, int64_t ro
       std::memcpy(d, src + r * ld, kc * sizeof(uint16_t));
       copied = kc;
     }
-    std::memset(d + copied, 0, (kpad - copied) * sizeof(uint16_t));
+    if (copied < kpad) std::memset(d + copied, 0, (kpad - copied) * sizeof(uint16_t));
   }
 }
 )";
@@ -154,7 +154,8 @@ static inline void mk_pack_panel_pairs_bf16(const uint16_t* src, int64_t ld, int
           d[2 * r] = s0[r];
           d[2 * r + 1] = s1 ? s1[r] : 0;
         }
-        std::memset(d + 2 * r, 0, (width - r) * 2 * sizeof(uint16_t));
+        // Guarded: a full sliver has nothing to clear (a libc call per k pair otherwise).
+        if (r < width) std::memset(d + 2 * r, 0, (width - r) * 2 * sizeof(uint16_t));
       }
     }
   }
