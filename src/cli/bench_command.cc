@@ -22,6 +22,8 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "store/data_dir.h"
+#include "task/bridge.h"
+#include "task/suite_index.h"
 #include "task/task.h"
 #include "store/sqlite_store.h"
 
@@ -109,14 +111,23 @@ std::string Markdown(const json& header, const std::string& table) {
 
 // --suite-shapes IDS: the plain GEMMs of those suite workloads at bench scale, each with the
 // dtypes its HLO has, `from` naming the workloads. A workload without one is an error.
+// `gemm` stands for the suite's GEMM-family workloads (operator gemm, mlp or loss).
 Result<std::vector<agents::GemmCase>> SuiteGemmCases(const std::string& ids,
                                                      const std::optional<std::string>& tasks,
                                                      const std::optional<std::string>& suite_dir) {
   agents::JaxbenchOptions jo;
   jo.scale = "bench";
-  MK_ASSIGN_OR_RETURN(jo.only, agents::ParseOnlyList(ids));
   jo.tasks_dir = tasks.value_or("");
   jo.suite_dir = suite_dir.value_or("");
+  if (ids == "gemm") {
+    MK_ASSIGN_OR_RETURN(json index, task::LoadSuiteIndex(jo.suite_dir.empty()
+                                                             ? task::DefaultSuiteDir()
+                                                             : jo.suite_dir));
+    jo.only = task::SuiteIdsWithOperator(index, {"gemm", "mlp", "loss"});
+    if (jo.only.empty()) return NotFound("--suite-shapes gemm: the suite has no GEMM workloads");
+  } else {
+    MK_ASSIGN_OR_RETURN(jo.only, agents::ParseOnlyList(ids));
+  }
   auto say = [](const std::string& line) { std::cerr << line << std::endl; };
   MK_ASSIGN_OR_RETURN(std::vector<std::string> dirs, agents::JaxbenchTaskDirs(jo, say));
   std::vector<agents::GemmCase> cases;
@@ -365,8 +376,9 @@ void RegisterBenchCommand(CLI::App& app, CommandResult& result) {
                   "--shapes or --suite-shapes and no --sizes, no square cases");
   cmd->add_option("--suite-shapes", o->suite_shapes,
                   "gemm: the GEMMs (dots without batch dims) of these suite workloads at bench "
-                  "scale, with their own dtypes (e.g. 8p,9p,13p,19k,30k,32k); tasks as for "
-                  "jaxbench (--tasks, --suite-dir, or the cache)");
+                  "scale, with their own dtypes (e.g. 8p,9p,13p,19k,30k,32k, or gemm: every "
+                  "GEMM-family workload); tasks as for jaxbench (--tasks, --suite-dir, or the "
+                  "cache)");
   cmd->add_option("--bf16-result", o->bf16_result,
                   "gemm: result type of the bf16 cases, f32 or bf16 (default f32)");
   cmd->add_option("--libs", o->libs, "gemm: libraries to compare with (default onednn,openblas)");

@@ -15,6 +15,7 @@
 #include "hlo/parser.h"
 #include "hlo/verifier.h"
 #include "task/bridge.h"
+#include "task/suite_index.h"
 #include "task/task.h"
 
 namespace mk::cli {
@@ -163,30 +164,12 @@ std::string Human(double v, const char* unit) {
   return buf;
 }
 
-Result<json> LoadSuiteIndex(const std::string& suite_dir) {
-  const std::string path = suite_dir + "/suite.json";
-  MK_ASSIGN_OR_RETURN(std::string text, ReadText(path));
-  json index = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (index.is_discarded() || !index.is_object() || !index.contains("workloads") ||
-      !index["workloads"].is_array()) {
-    return InvalidArgument(path + ": not a suite index (regenerate it with "
-                           "`python3 -m maxkernel_jax suite-index`)");
-  }
-  for (const json& w : index["workloads"]) {
-    if (!w.is_object() || !w.contains("id") || !w["id"].is_string() || !w.contains("scales") ||
-        !w["scales"].is_object()) {
-      return InvalidArgument(path + ": malformed workload entry");
-    }
-  }
-  return index;
-}
-
 std::string Field(const json& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
 
 Result<int> SuiteList(const std::string& suite_dir, bool as_json) {
-  MK_ASSIGN_OR_RETURN(json index, LoadSuiteIndex(suite_dir));
+  MK_ASSIGN_OR_RETURN(json index, task::LoadSuiteIndex(suite_dir));
   if (as_json) {
     std::cout << index["workloads"].dump(1) << "\n";
     return kExitOk;
