@@ -295,10 +295,13 @@ TEST(BenchRowTest, TableShowsTimesRatiosAndNotes) {
   json header = {{"suite", "gemm"},   {"date", "2026-12-03T00:00:00Z"},
                  {"cpu", "Test CPU"}, {"cores", 2},
                  {"threads", 2},      {"commit", "abc"}};
-  std::string table = FormatBenchTable(header, {SampleRow()});
+  BenchRow row = SampleRow();
+  row.details["from"] = {"19k", "20k"};  // a --suite-shapes case names its workloads
+  std::string table = FormatBenchTable(header, {row});
   for (const char* want : {"gemm_f32_64", "64x64x64", "1.000 ms", "2.000 ms", "2.00x", "skipped",
                            "> 10.000 s", "onednn/ours", "Test CPU", "commit abc",
-                           "xla: bridge failed", "openblas skipped: no bf16 GEMM"}) {
+                           "xla: bridge failed", "openblas skipped: no bf16 GEMM",
+                           "gemm_f32_64: the GEMM of 19k, 20k"}) {
     EXPECT_NE(table.find(want), std::string::npos) << want << "\n" << table;
   }
 }

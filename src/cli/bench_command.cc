@@ -22,10 +22,10 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "store/data_dir.h"
+#include "store/sqlite_store.h"
 #include "task/bridge.h"
 #include "task/suite_index.h"
 #include "task/task.h"
-#include "store/sqlite_store.h"
 
 namespace mk::cli {
 namespace {
