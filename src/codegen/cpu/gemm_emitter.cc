@@ -77,6 +77,10 @@ struct Layout {
   std::string ukr;        // micro-kernel name
   int64_t mr = 0, nr = 0;
   int64_t threads = 1;
+  // B read in place (GemmParams::pack_b off, an f32 B with contiguous columns): full slivers
+  // at b_addr (row stride ldb), only a partial last sliver packed (zero-padded) into gm_bp.
+  bool b_in_place = false;
+  std::string b_addr, ldb;
 };
 
 // A bf16 operand's lambda returns values that are exactly bf16 (every bf16 value is rounded
@@ -309,6 +313,18 @@ void EmitPackB(FunctionEmitter& f, const DotGeometry& g, const Layout& l, const 
   // sequentially (gemm_pack.h); a shared panel in one contiguous range of slivers per thread.
   const bool f32_panel = !l.pairs && l.pt == "float" && b.dtype == DType::kF32;
   const bool pair_panel = l.pairs && b.dtype == DType::kBF16;
+  if (l.b_in_place) {
+    // Only a partial last sliver is packed; with a shared panel one thread packs it and the
+    // others wait at the single's barrier.
+    o << "            if (gm_nc % kNR != 0) {\n"
+      << (l.shared_b ? "#pragma omp single\n" : "") << "              {\n"
+      << "              " << PanelPackFunction(f.module()) << "("
+      << b.address(bidx, "gm_jc + (gm_ns - 1) * kNR", "gm_pc") << ", " << b.k_stride
+      << ", gm_nc - (gm_ns - 1) * kNR, gm_kc, gm_bp, kNR);\n"
+      << "              }\n"
+      << "            }\n";
+    return;
+  }
   if (b.address && b.lane_stride == 1 && (f32_panel || pair_panel)) {
     auto call = [&](const std::string& in, const std::string& j0, const std::string& lanes,
                     const std::string& dst) {
@@ -434,8 +450,9 @@ void EmitTileCall(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
                   const std::string& ptr, const TileEpilogue* epilogue, const std::string& in) {
   auto& o = f.out();
   const std::string kArg = l.amx ? "gm_kpad" : l.pairs ? "gm_kpad / 2" : "gm_kc";
-  // The AMX micro-kernel's extra arguments: tiles usable, the next-sliver prefetch run.
-  const std::string amx_args = l.amx ? ", gm_amx, gm_pf, gm_pfl" : "";
+  // The AMX micro-kernel's extra arguments: tiles usable, the next-sliver prefetch run; B in
+  // place: the sliver's row stride.
+  const std::string amx_args = l.amx ? ", gm_amx, gm_pf, gm_pfl" : l.b_in_place ? ", gm_ldb" : "";
   if (l.tile_only) {
     // Every tile final after one K slice: the epilogue reads it where the micro-kernel put it.
     o << in << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << amx_args << ");\n";
@@ -445,11 +462,16 @@ void EmitTileCall(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
   if (epilogue) EmitTileEpilogue(o, g, l, ptr, *epilogue, in);
 }
 
-// Sliver gm_s of the packed B panel: its first column gm_j, its valid columns gm_nv, gm_bsl.
+// Sliver gm_s of the packed B panel: its first column gm_j, its valid columns gm_nv, gm_bsl
+// (B in place: a full sliver in the operand, row stride gm_ldb; a partial one packed).
 std::string BSliverLines(const Layout& l, const std::string& in) {
-  return in + "const int64_t gm_j = gm_jc + gm_s * kNR;\n" + in +
-         "const int64_t gm_nv = std::min<int64_t>(kNR, kN - gm_j);\n" + in + "const " + l.pt +
-         "* const gm_bsl = gm_bp + gm_s * kNR * gm_kpad;\n";
+  std::string lines = in + "const int64_t gm_j = gm_jc + gm_s * kNR;\n" + in +
+                      "const int64_t gm_nv = std::min<int64_t>(kNR, kN - gm_j);\n";
+  if (l.b_in_place) {
+    return lines + in + "const float* const gm_bsl = gm_nv == kNR ? " + l.b_addr + " : gm_bp;\n" +
+           in + "const int64_t gm_ldb = gm_nv == kNR ? " + l.ldb + " : kNR;\n";
+  }
+  return lines + in + "const " + l.pt + "* const gm_bsl = gm_bp + gm_s * kNR * gm_kpad;\n";
 }
 
 // LoopOrder::kBSliverOuter: each B sliver of the panel, then the MC block's A slivers.
@@ -673,15 +695,19 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   l.a_outer = p.order == LoopOrder::kASliverOuter && !l.amx && !l.shared_b;
   if (l.a_outer) l.mc = RoundUp(g.m, p.mr);
   l.work = CeilDiv(g.m, l.mc) * l.groups;
+  l.b_in_place = !p.pack_b && !l.pairs && !l.amx && b.address && b.lane_stride == 1 &&
+                 b.dtype == DType::kF32;
+  l.ldb = S(b.k_stride);
   l.ukr = l.amx ? AmxGemmMicroKernel(f.module(), p.prefetch_c, p.prefetch_ab > 0)
                 : GemmMicroKernel(f.module(), l.pairs, p.mr, p.nr, p.unroll_k, p.prefetch_c,
-                                  p.prefetch_ab);
+                                  p.prefetch_ab, l.b_in_place);
 
   // The K slice as packed: bf16 pairs round it to even, AMX tiles to whole tile steps.
   const int64_t kalign = l.amx ? kAmxKStep : l.pairs ? 2 : 1;
   const int64_t kpad_max = RoundUp(p.kc, kalign);
   const int64_t elt = l.pairs ? 2 : 4;
-  const int64_t a_bytes = l.mc * kpad_max * elt, b_bytes = p.nc * kpad_max * elt;
+  const int64_t a_bytes = l.mc * kpad_max * elt,
+                b_bytes = (l.b_in_place ? p.nr : p.nc) * kpad_max * elt;
   auto& o = f.out();
   o << "  {  // blocked GEMM: batch " << g.batch << ", M " << g.m << ", N " << g.n << ", K " << g.k
     << "; tile " << p.mr << "x" << p.nr << ", kc " << p.kc << ", mc " << l.mc << ", nc " << p.nc
@@ -691,7 +717,7 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
         : p.split == ThreadSplit::kColumns ? " over column ranges"
                                            : " over row blocks")
     << (l.amx ? ", AMX tiles" : l.pairs ? ", bf16 pairs" : "")
-    << (l.a_outer ? ", A slivers outer" : "") << "\n"
+    << (l.a_outer ? ", A slivers outer" : "") << (l.b_in_place ? ", B in place" : "") << "\n"
     << "    constexpr int64_t kB = " << g.batch << ", kM = " << g.m << ", kN = " << g.n
     << ", kK = " << g.k << ";\n"
     << "    constexpr int64_t kMR = " << p.mr << ", kNR = " << p.nr << ", kKC = " << p.kc
@@ -724,6 +750,7 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
     << "        const int64_t gm_n0 = kS * (gm_bt % kTN) / kTN * kNR;\n"
     << "        const int64_t gm_n1 = std::min<int64_t>(kN, kS * (gm_bt % kTN + 1) / kTN * kNR);\n";
   auto bidx = Decompose(o, "        ", "gm_b", g.batch_dims, "gm_bx");
+  if (l.b_in_place) l.b_addr = b.address(bidx, "gm_j", "gm_pc");
   const std::string kslice =
       "            const int64_t gm_kc = std::min<int64_t>(kKC, kK - gm_pc);\n"
       "            const int64_t gm_kpad = " +

@@ -187,9 +187,11 @@ std::string GemmEmitterTest::cache_dir_;
 // (bf16 packed as f32) with threads over column ranges, and more threads than MR slivers (threads
 // split the NR slivers, some get none), one without the C-tile and A/B prefetches, one that
 // prefetches A and B 16 k steps ahead, and both loop orders (the model's, then the other; A
-// slivers outer with edge tiles and odd slices over column ranges and over the batch). All but
-// the analytical one keep bf16 on the register tile (amx=0), which they are about;
-// AmxSchedules() covers the tiles.
+// slivers outer with edge tiles and odd slices over column ranges and over the batch), B read in
+// place (pack_b 0: a partial last sliver in every panel around a shared panel, over column
+// ranges with A slivers outer, over the batch) and B packed where the model reads it in place
+// (these dots have a skinny M). All but the analytical one keep bf16 on the register tile
+// (amx=0), which they are about; AmxSchedules() covers the tiles.
 const std::vector<Params>& Schedules() {
   static const std::vector<Params> kSchedules = {
       {},
@@ -209,6 +211,12 @@ const std::vector<Params>& Schedules() {
        {"loop_order", 1}, {"amx", 0}},
       {{"mr", 3}, {"nr", 24}, {"kc", 16}, {"nc", 48}, {"threads", 2}, {"thread_split", 1},
        {"loop_order", 1}, {"amx", 0}},
+      {{"pack_b", 0}, {"mr", 5}, {"nr", 16}, {"kc", 7}, {"mc", 10}, {"nc", 24}, {"threads", 2},
+       {"thread_split", 0}, {"amx", 0}},
+      {{"pack_b", 0}, {"mr", 3}, {"nr", 24}, {"kc", 16}, {"nc", 48}, {"threads", 3},
+       {"thread_split", 2}, {"loop_order", 1}, {"amx", 0}},
+      {{"pack_b", 0}, {"mr", 16}, {"nr", 64}, {"threads", 2}, {"thread_split", 1}, {"amx", 0}},
+      {{"pack_b", 1}, {"mr", 4}, {"nr", 32}, {"kc", 16}, {"threads", 2}, {"amx", 0}},
   };
   return kSchedules;
 }
@@ -421,6 +429,7 @@ TEST(GemmParamsTest, SpaceDeclaresEveryParameterAroundItsInitialValue) {
     EXPECT_EQ(g->bf16_pairs, bf16_operands && target.Has("avx512_bf16")) << k.hero->name;
     if (g->bf16_pairs && AmxAvailable(target)) want.insert("amx");
     if (PlanGemmEpilogue(k)) want.insert("fuse_epilogue");  // gemm_epilogue_test.cc
+    if (g->rhs_columns_contiguous) want.insert("pack_b");
     EXPECT_EQ(names, want) << k.hero->name;
   }
   EXPECT_EQ(dots, 12);
@@ -678,6 +687,106 @@ TEST(GemmParamsTest, TileRowsFollowM) {
     EXPECT_EQ(p.nr, nr) << "M " << m;
     EXPECT_EQ(p.mc % p.mr, 0) << "M " << m;
   }
+}
+
+// B read in place (pack_b 0): the model's choice where few A slivers would reuse a packed B
+// sliver (a skinny M), with threads over column ranges and a K slice that keeps the sliver in
+// half of L1 (16 deep for a single A sliver); never for bf16 pairs (the schedule cannot force
+// it either) or a B whose columns are not contiguous; and the emitter reads in place only the
+// dots whose B it finds in memory with contiguous columns.
+TEST(GemmParamsTest, SkinnyMReadsBInPlace) {
+  auto module = hlo::ParseModule(kModule, "gemm.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  target::Target t = Avx512Target();
+  t.cores = 2;
+  t.l1_bytes = 48 << 10;
+  auto geometry = [&](const char* name) {
+    const hlo::Instruction* dot = (*module)->entry()->FindInstruction(name);
+    EXPECT_NE(dot, nullptr) << name;
+    auto g = dot ? AnalyzeDot(*dot, t) : Result<DotGeometry>(InvalidArgument("missing"));
+    EXPECT_TRUE(g.ok()) << g.status().ToString();
+    return g.ok() ? *g : DotGeometry{};
+  };
+  DotGeometry d = geometry("plain");
+  EXPECT_TRUE(d.rhs_columns_contiguous);
+  EXPECT_FALSE(geometry("trans").rhs_columns_contiguous);  // B stored [N][K]
+  EXPECT_FALSE(geometry("multi").rhs_columns_contiguous);  // two contracting dims
+  d.n = d.k = 2048;
+  const std::vector<std::tuple<int64_t, bool, int64_t>> cases = {
+      // M, B packed, KC
+      {1, false, 16}, {17, false, 128}, {64, false, 128}, {512, true, 512}};
+  for (const auto& [m, packed, kc] : cases) {
+    d.m = m;
+    const GemmParams p = InitialGemmParams(d, t);
+    EXPECT_EQ(p.pack_b, packed) << "M " << m;
+    EXPECT_EQ(p.kc, kc) << "M " << m;
+    if (!packed) EXPECT_EQ(p.split, ThreadSplit::kColumns) << "M " << m;
+    // 48 KiB of L1: a 128-deep sliver of the 8x48 (M 17, 64) tiles fills half of it.
+    if (m == 17 || m == 64) EXPECT_EQ(p.nr, 48) << "M " << m;
+  }
+  DotGeometry bt = geometry("trans");
+  bt.m = 17;
+  EXPECT_TRUE(InitialGemmParams(bt, t).pack_b);
+  DotGeometry bf = d;
+  bf.m = 17;
+  bf.lhs_type = bf.rhs_type = hlo::DType::kBF16;
+  bf.rhs_columns_contiguous = false;
+  bf.bf16_pairs = true;
+  EXPECT_TRUE(InitialGemmParams(bf, t).pack_b);
+  space::Schedule off;
+  off.values = {{"pack_b", 0}};
+  auto p = ResolveGemmParams(off, bf, t);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->pack_b);
+  off.values = {{"pack_b", 2}};
+  EXPECT_FALSE(ResolveGemmParams(off, d, t).ok());
+
+  // Emitted with pack_b 0 for every dot: in place exactly where B is an f32 array with
+  // contiguous columns (plain, vec, fused), packed elsewhere.
+  auto plan = analysis::PlanFusion(**module);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const target::Target host = target::HostCpu();
+  CpuEmitter emitter;
+  space::Candidate c;
+  for (const auto& k : plan->kernels) {
+    space::Schedule s = emitter.SpaceFor(k, host).Initial();
+    if (k.family == analysis::KernelFamily::kContraction) s.values["pack_b"] = 0;
+    c.kernels.push_back(s);
+  }
+  auto impl = emitter.Emit(*plan, c, host);
+  ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+  std::set<std::string> in_place;
+  for (const auto& src : impl->sources) {
+    for (size_t at = src.text.find("B in place"); at != std::string::npos;
+         at = src.text.find("B in place", at + 1)) {
+      // The GEMM's comment follows its dot's ("// dot %plain f32[37,53]").
+      const size_t dot = src.text.rfind("// dot %", at);
+      ASSERT_NE(dot, std::string::npos);
+      const size_t name = dot + 8;
+      in_place.insert(src.text.substr(name, src.text.find(' ', name) - name));
+    }
+  }
+  EXPECT_EQ(in_place, (std::set<std::string>{"plain", "vec", "fused"}));
+}
+
+// Threads over column ranges need a few slivers each (else each thread's packing of all of A
+// weighs on its few columns) and a split within 5% as even as the row blocks'.
+TEST(GemmParamsTest, ColumnRangesNeedSeveralSliversPerThread) {
+  target::Target t = Avx512Target();
+  t.cores = 2;
+  DotGeometry d;
+  d.blockable = true;
+  d.m = 4096, d.n = 100, d.k = 4096;
+  GemmParams p = InitialGemmParams(d, t);
+  EXPECT_EQ(p.nr, 32);
+  EXPECT_EQ(p.split, ThreadSplit::kBlocks);  // 4 slivers of 32 for 2 threads
+  d.m = 128, d.n = 2048, d.k = 2048;
+  d.rhs_columns_contiguous = false;  // packed B
+  p = InitialGemmParams(d, t);
+  EXPECT_TRUE(p.pack_b);
+  EXPECT_EQ(p.split, ThreadSplit::kColumns);  // 43 slivers of 48 against 16 row slivers
+  d.m = d.n = d.k = 2048;
+  EXPECT_EQ(InitialGemmParams(d, t).split, ThreadSplit::kColumns);
 }
 
 TEST(GemmParamsTest, IntegerDotsAreNotBlockable) {

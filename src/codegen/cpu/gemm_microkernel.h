@@ -21,8 +21,11 @@ namespace mk::codegen::cpu {
 // lines are prefetched before the k loop of a call that adds to C: over a large C the rows of a
 // tile are far apart and would otherwise miss when read back, once per K slice after the first.
 // With `prefetch_ab` > 0 each k step prefetches the A and B lines that many steps ahead.
+// With `strided_b` (f32 only) the function takes a last argument `int64_t ldb` and B's k rows
+// are ldb floats apart (b[k*ldb + j]): B read in place from a row-major operand, unpacked.
 std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int64_t nr,
-                            int64_t unroll_k, bool prefetch_c = true, int64_t prefetch_ab = 0);
+                            int64_t unroll_k, bool prefetch_c = true, int64_t prefetch_ab = 0,
+                            bool strided_b = false);
 
 // Prefetches of the MR×NR f32 C tile's 64-byte lines (`c`, row stride `ldc` in the emitted
 // function), issued before the k loop so that they complete under its multiplies, when the

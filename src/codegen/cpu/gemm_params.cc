@@ -102,6 +102,8 @@ Result<DotGeometry> AnalyzeDot(const hlo::Instruction& dot, const target::Target
                 g.batch > 0 && g.m > 0 && g.n > 0 && g.k > 0;
   g.bf16_pairs = g.blockable && g.lhs_type == DType::kBF16 && g.rhs_type == DType::kBF16 &&
                  target.Has("avx512_bf16") && target.Has("avx512f");
+  g.rhs_columns_contiguous = g.rhs_type == DType::kF32 && g.rhs_free.size() == 1 &&
+                             g.rhs_free[0] == rhs.rank() - 1 && dd.rhs_contracting.size() == 1;
   return g;
 }
 
@@ -118,12 +120,19 @@ ThreadSplit InitialThreadSplit(const DotGeometry& g, const GemmParams& p) {
     return static_cast<double>(slivers) / static_cast<double>(t * CeilDiv(slivers, t));
   };
   const int64_t n_slivers = CeilDiv(g.n, p.nr), m_slivers = CeilDiv(g.m, p.mr);
+  // B read in place: each thread streams its own columns of B once.
+  if (!p.pack_b && n_slivers >= t) return ThreadSplit::kColumns;
   // AMX tiles follow the same rule. Row blocks used to win there once M spanned 8 tiles per
   // thread (2048³ 9.9 vs 8.4 ms), while each thread's B sliver streamed from L3 unprefetched;
   // with the next sliver prefetched into L2 (prefetch_ab) columns are as fast or faster
   // (bench --schedule, 2 threads, blocks -> columns: 512³ 173 -> 171 us, 1024³ 1.23 -> 1.18
   // ms, 2048³ 8.24 -> 8.12 ms, 4096³ 67.3 -> 67.0 ms, 8p 2.57 -> 2.46 ms).
-  if (!g.gathered_a && n_slivers >= 2 * t && balance(n_slivers) >= balance(m_slivers)) {
+  // Each thread needs a few slivers for its A packing to stay small next to its multiplies
+  // (4096x100x4096 f32, 2 threads of 2 slivers: 16.9 ms against 14.4 over row blocks), and a
+  // sliver count within 5% as even as the row blocks' (128x2048x2048 f32, 8x48 tiles, 43
+  // slivers against 16 row slivers: 3.45 ms over columns, 4.17 over row blocks).
+  if (!g.gathered_a && n_slivers >= 4 * t &&
+      balance(n_slivers) + 0.05 >= balance(m_slivers)) {
     return ThreadSplit::kColumns;
   }
   return ThreadSplit::kBlocks;
@@ -244,6 +253,19 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
     kstep = kAmxKStep;
   }
   p.kc = std::min(k, RoundUp(CeilDiv(k, CeilDiv(k, kc)), kstep));
+  // B in place (pack_b off) where few A slivers would reuse each packed B sliver: packing B
+  // then costs more than it saves (bench --schedule, 2 threads, against packed B: 17x2048x2048
+  // 1.39 -> 0.65 ms, 64x2048x2048 2.80 -> 1.56 ms; at 128 rows about even, at 256 packing
+  // wins). KC keeps the sliver (KC×NR) in half of L1 for the next A sliver; with a single A
+  // sliver nothing rereads it and a short slice keeps the k rows in flight few enough for the
+  // prefetchers to stream them (1x4096x4096: KC 16 1.13 ms, 128 1.66 ms, 512 1.87 ms).
+  const int64_t m_slivers = CeilDiv(m, p.mr);
+  if (g.rhs_columns_contiguous && !p.amx && !g.bf16_pairs && m_slivers <= 8) {
+    p.pack_b = false;
+    const int64_t in_l1 = std::max<int64_t>(16, target.l1_bytes / 2 / (p.nr * 4) / 8 * 8);
+    const int64_t slice = m_slivers == 1 ? 16 : in_l1;
+    p.kc = std::min(k, RoundUp(CeilDiv(k, CeilDiv(k, slice)), 8));
+  }
   // MC: the packed A block (MC×KC) in a quarter of L2, leaving the rest to the B sliver and
   // the C tile streams (half of L2 measured slower).
   int64_t mc = target.l2_bytes / 4 / (PackedKc(p) * PackedBytes(p));
@@ -298,6 +320,10 @@ Result<GemmParams> ResolveGemmParams(const space::Schedule& s, const DotGeometry
   p.prefetch_c = prefetch_c == 1;
   p.prefetch_ab = s.Get("prefetch_ab", init.prefetch_ab);
   MK_RETURN_IF_ERROR(CheckRange("prefetch_ab", p.prefetch_ab, 0, 64));
+  int64_t pack_b = s.Get("pack_b", init.pack_b ? 1 : 0);
+  MK_RETURN_IF_ERROR(CheckRange("pack_b", pack_b, 0, 1));
+  // bf16 pairs and AMX tiles need B re-laid into pairs: packed whatever the schedule says.
+  p.pack_b = pack_b == 1 || p.amx || (g.bf16_pairs && p.nr % 16 == 0);
   if (p.amx) {
     // The hardware's tile; K slices in whole tile steps.
     p.mr = kAmxMr;

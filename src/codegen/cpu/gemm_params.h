@@ -36,6 +36,10 @@ struct DotGeometry {
   // A is gathered while packing (a convolution's input, conv_gemm.h): packing it costs about as
   // much as multiplying it, so threads should not each pack all of it (no column split).
   bool gathered_a = false;
+  // B is an f32 operand with one free dim, its minor-most, and one contracting dim: its
+  // columns are contiguous, so the micro-kernel can read its slivers in place (pack_b off)
+  // when the emitter finds it in memory.
+  bool rhs_columns_contiguous = false;
 };
 
 Result<DotGeometry> AnalyzeDot(const hlo::Instruction& dot, const target::Target& target);
@@ -68,6 +72,11 @@ struct GemmParams {
   // The register micro-kernel prefetches A and B this many k steps ahead (0: no); the AMX tile
   // micro-kernel prefetches the next B sliver into L2 when it is > 0.
   int64_t prefetch_ab = 8;
+  // B packed into NR-column slivers (BLIS), or, off, read in place by a micro-kernel that
+  // steps B's rows at their own stride: only where B is an f32 array in memory with contiguous
+  // columns and the tile is a register one (not bf16 pairs, not AMX); elsewhere it is packed
+  // whatever this says. Pays where few A slivers reuse each packed sliver (a skinny M).
+  bool pack_b = true;
   int64_t threads = 1;     // OpenMP threads (resolved: >= 1)
   ThreadSplit split = ThreadSplit::kBlocks;
   LoopOrder order = LoopOrder::kBSliverOuter;

@@ -138,6 +138,11 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
   s.params.push_back(Param("prefetch_ab", {0, 4, 8, 16}, init.prefetch_ab,
                            "k steps ahead the micro-kernel prefetches its A and B slivers "
                            "(0: none); AMX tiles: > 0 prefetches the next B sliver into L2"));
+  if (g.rhs_columns_contiguous) {
+    s.params.push_back(Param("pack_b", {0, 1}, init.pack_b ? 1 : 0,
+                             "1: B packed into NR-column slivers; 0: read in place at its own "
+                             "row stride (f32 B with contiguous columns; a skinny M)"));
+  }
   s.params.push_back(Param("thread_split", {0, 1, 2}, static_cast<int64_t>(init.split),
                            "threads split: 0 row blocks (shared B), 1 the batch, 2 columns"));
   // Register tiles only: ignored under amx=1 and around a shared B panel (thread_split 0).
