@@ -81,6 +81,10 @@ struct Layout {
   // at b_addr (row stride ldb), only a partial last sliver packed (zero-padded) into gm_bp.
   bool b_in_place = false;
   std::string b_addr, ldb;
+  // The last sliver's own micro-kernel (register tiles): N % NR columns rounded up to whole
+  // vectors, reading the NR-wide packed sliver at its row stride; 0 where N fills its slivers.
+  int64_t nr_edge = 0;
+  std::string ukr_edge;
 };
 
 // A bf16 operand's lambda returns values that are exactly bf16 (every bf16 value is rounded
@@ -408,6 +412,21 @@ void EmitTileEpilogue(std::ostream& o, const DotGeometry& g, const Layout& l,
     << in << "}\n";
 }
 
+// The micro-kernel call that writes the tile at gm_asl x gm_bsl to gm_tile (row stride kNR): the
+// last sliver's narrower one where it has one.
+void EmitTileToBuffer(std::ostream& o, const Layout& l, const std::string& in,
+                      const std::string& kArg, const std::string& extra_args) {
+  if (l.nr_edge > 0) {
+    o << in << "if (gm_nv <= " << l.nr_edge << ") " << l.ukr_edge << "(" << kArg
+      << ", gm_asl, gm_bsl, gm_tile, kNR, false, " << (l.b_in_place ? "gm_ldb" : "kNR")
+      << ");\n"
+      << in << "else ";
+  } else {
+    o << in;
+  }
+  o << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << extra_args << ");\n";
+}
+
 // The micro-kernel over the tile at gm_asl x gm_bsl and its write-back: full f32 tiles straight
 // to the result or the partial sums, the rest through gm_tile (only the valid part stored).
 void EmitTileStore(std::ostream& o, const DotGeometry& g, const Layout& l, const std::string& ptr,
@@ -424,8 +443,8 @@ void EmitTileStore(std::ostream& o, const DotGeometry& g, const Layout& l, const
       << in << "} else {\n";
     edge += "  ";
   }
-  o << edge << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << amx_args << ");\n"
-    << edge << "for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti) {\n"
+  EmitTileToBuffer(o, l, edge, kArg, amx_args);
+  o << edge << "for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti) {\n"
     << edge << "  for (int64_t gm_tj = 0; gm_tj < gm_nv; ++gm_tj) {\n"
     << edge << "    const int64_t gm_e = gm_o + gm_ti * kN + gm_tj;\n"
     << edge << "    float gm_v = gm_tile[gm_ti * kNR + gm_tj];\n";
@@ -455,7 +474,7 @@ void EmitTileCall(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
   const std::string amx_args = l.amx ? ", gm_amx, gm_pf, gm_pfl" : l.b_in_place ? ", gm_ldb" : "";
   if (l.tile_only) {
     // Every tile final after one K slice: the epilogue reads it where the micro-kernel put it.
-    o << in << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << amx_args << ");\n";
+    EmitTileToBuffer(o, l, in, kArg, amx_args);
   } else {
     EmitTileStore(o, g, l, ptr, in, kArg, amx_args);
   }
@@ -701,6 +720,16 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   l.ukr = l.amx ? AmxGemmMicroKernel(f.module(), p.prefetch_c, p.prefetch_ab > 0)
                 : GemmMicroKernel(f.module(), l.pairs, p.mr, p.nr, p.unroll_k, p.prefetch_c,
                                   p.prefetch_ab, l.b_in_place);
+  // The last sliver of N % NR columns: a tile of whole vectors over them (N 100 on 32-column
+  // slivers: 16 columns computed for its 4 rather than 32).
+  if (!l.amx && !l.pairs && g.n % p.nr != 0) {
+    const int64_t nre = RoundUp(g.n % p.nr, p.nr % 16 == 0 ? 16 : 8);
+    if (nre < p.nr) {
+      l.nr_edge = nre;
+      l.ukr_edge = GemmMicroKernel(f.module(), false, p.mr, nre, p.unroll_k, p.prefetch_c,
+                                   p.prefetch_ab, /*strided_b=*/true);
+    }
+  }
 
   // The K slice as packed: bf16 pairs round it to even, AMX tiles to whole tile steps.
   const int64_t kalign = l.amx ? kAmxKStep : l.pairs ? 2 : 1;

@@ -31,7 +31,8 @@ using Params = std::map<std::string, int64_t>;
 // Every dot below is its own contraction kernel; operands pass through transposes, converts and
 // reshapes that the planner fuses into them (so packing reads through their lambdas). The half
 // precision dots have K = 71, which spans several K slices under small kc, so their bf16/f16
-// results go through f32 partial sums; f16 operands are converted to f32 while packing. One
+// results go through f32 partial sums; f16 operands are converted to f32 while packing. N 100
+// leaves a last sliver of 4 columns on 32- and 48-column tiles (its narrower micro-kernel). One
 // module keeps the test at one compile per schedule.
 constexpr const char* kModule = R"(
 HloModule gemm_cases
@@ -71,7 +72,9 @@ ENTRY main {
   h = f16[37,71] parameter(14)
   hw = f16[71,53] parameter(15)
   half = f16[37,53] dot(h, hw), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT out = (f32[37,53], f32[37,53], f32[2,7,4,6], f32[53], f32[29,53], f32[37,53], s32[6,4], f32[], bf16[3,37,53], f32[3,37,53], bf16[37,53], f16[37,53]) tuple(plain, trans, multi, vec, outer, relu, ints, scalar, bf, f32out, conv, half)
+  b100 = f32[29,100] parameter(16)
+  wide = f32[37,100] dot(a, b100), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT out = (f32[37,53], f32[37,53], f32[2,7,4,6], f32[53], f32[29,53], f32[37,53], s32[6,4], f32[], bf16[3,37,53], f32[3,37,53], bf16[37,53], f16[37,53], f32[37,100]) tuple(plain, trans, multi, vec, outer, relu, ints, scalar, bf, f32out, conv, half, wide)
 }
 )";
 
@@ -432,7 +435,7 @@ TEST(GemmParamsTest, SpaceDeclaresEveryParameterAroundItsInitialValue) {
     if (g->rhs_columns_contiguous) want.insert("pack_b");
     EXPECT_EQ(names, want) << k.hero->name;
   }
-  EXPECT_EQ(dots, 12);
+  EXPECT_EQ(dots, 13);
 }
 
 // A 2-core AVX-512 target with bf16 and AMX tiles, whatever the host has.
@@ -766,7 +769,7 @@ TEST(GemmParamsTest, SkinnyMReadsBInPlace) {
       in_place.insert(src.text.substr(name, src.text.find(' ', name) - name));
     }
   }
-  EXPECT_EQ(in_place, (std::set<std::string>{"plain", "vec", "fused"}));
+  EXPECT_EQ(in_place, (std::set<std::string>{"plain", "vec", "fused", "wide"}));
 }
 
 // Threads over column ranges need a few slivers each (else each thread's packing of all of A
