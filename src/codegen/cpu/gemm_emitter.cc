@@ -77,10 +77,11 @@ struct Layout {
   std::string ukr;        // micro-kernel name
   int64_t mr = 0, nr = 0;
   int64_t threads = 1;
-  // B read in place (GemmParams::pack_b off, an f32 B with contiguous columns): full slivers
-  // at b_addr (row stride ldb), only a partial last sliver packed (zero-padded) into gm_bp.
-  bool b_in_place = false;
-  std::string b_addr, ldb;
+  // B read in place (GemmParams::pack_b off, an f32 or bf16 B with contiguous columns): full
+  // slivers at b_addr (row stride ldb; bf16 widened by the micro-kernel), only a partial last
+  // sliver packed (as f32, zero-padded) into gm_bp, for ukr_part.
+  bool b_in_place = false, b_bf16 = false;
+  std::string b_addr, ldb, ukr_part;
   // The last sliver's own micro-kernel (register tiles): N % NR columns rounded up to whole
   // vectors, reading the NR-wide packed sliver at its row stride; 0 where N fills its slivers.
   int64_t nr_edge = 0;
@@ -322,10 +323,12 @@ void EmitPackB(FunctionEmitter& f, const DotGeometry& g, const Layout& l, const 
     // others wait at the single's barrier.
     o << "            if (gm_nc % kNR != 0) {\n"
       << (l.shared_b ? "#pragma omp single\n" : "") << "              {\n"
-      << "              " << PanelPackFunction(f.module()) << "("
-      << b.address(bidx, "gm_jc + (gm_ns - 1) * kNR", "gm_pc") << ", " << b.k_stride
-      << ", gm_nc - (gm_ns - 1) * kNR, gm_kc, gm_bp, kNR);\n"
-      << "              }\n"
+      << "              float* const gm_dst = gm_bp;\n"
+      << "              const int64_t gm_j0 = gm_jc + (gm_ns - 1) * kNR;\n"
+      << "              const int64_t gm_nv = gm_nc - (gm_ns - 1) * kNR;\n";
+    Sliver s{&b, &g.n_dims, &g.k_dims, l.nr, "gm_nv", "gm_j0", false, false};
+    EmitSliverPack(f, l, s, bidx, "              ");
+    o << "              }\n"
       << "            }\n";
     return;
   }
@@ -416,10 +419,13 @@ void EmitTileEpilogue(std::ostream& o, const DotGeometry& g, const Layout& l,
 // last sliver's narrower one where it has one.
 void EmitTileToBuffer(std::ostream& o, const Layout& l, const std::string& in,
                       const std::string& kArg, const std::string& extra_args) {
-  if (l.nr_edge > 0) {
+  if (l.b_in_place) {
+    o << in << "if (gm_nv < kNR) " << l.ukr_part << "(" << kArg
+      << ", gm_asl, gm_bp, gm_tile, kNR, false, kNR);\n"
+      << in << "else ";
+  } else if (l.nr_edge > 0) {
     o << in << "if (gm_nv <= " << l.nr_edge << ") " << l.ukr_edge << "(" << kArg
-      << ", gm_asl, gm_bsl, gm_tile, kNR, false, " << (l.b_in_place ? "gm_ldb" : "kNR")
-      << ");\n"
+      << ", gm_asl, gm_bsl, gm_tile, kNR, false, kNR);\n"
       << in << "else ";
   } else {
     o << in;
@@ -487,8 +493,8 @@ std::string BSliverLines(const Layout& l, const std::string& in) {
   std::string lines = in + "const int64_t gm_j = gm_jc + gm_s * kNR;\n" + in +
                       "const int64_t gm_nv = std::min<int64_t>(kNR, kN - gm_j);\n";
   if (l.b_in_place) {
-    return lines + in + "const float* const gm_bsl = gm_nv == kNR ? " + l.b_addr + " : gm_bp;\n" +
-           in + "const int64_t gm_ldb = gm_nv == kNR ? " + l.ldb + " : kNR;\n";
+    return lines + in + "const " + (l.b_bf16 ? "uint16_t" : "float") + "* const gm_bsl = " +
+           l.b_addr + ";\n" + in + "const int64_t gm_ldb = " + l.ldb + ";\n";
   }
   return lines + in + "const " + l.pt + "* const gm_bsl = gm_bp + gm_s * kNR * gm_kpad;\n";
 }
@@ -715,11 +721,12 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   if (l.a_outer) l.mc = RoundUp(g.m, p.mr);
   l.work = CeilDiv(g.m, l.mc) * l.groups;
   l.b_in_place = !p.pack_b && !l.pairs && !l.amx && b.address && b.lane_stride == 1 &&
-                 b.dtype == DType::kF32;
+                 (b.dtype == DType::kF32 || b.dtype == DType::kBF16);
+  l.b_bf16 = l.b_in_place && b.dtype == DType::kBF16;
   l.ldb = S(b.k_stride);
   l.ukr = l.amx ? AmxGemmMicroKernel(f.module(), p.prefetch_c, p.prefetch_ab > 0)
                 : GemmMicroKernel(f.module(), l.pairs, p.mr, p.nr, p.unroll_k, p.prefetch_c,
-                                  p.prefetch_ab, l.b_in_place);
+                                  p.prefetch_ab, l.b_in_place, l.b_bf16);
   // The last sliver of N % NR columns: a tile of whole vectors over them (N 100 on 32-column
   // slivers: 16 columns computed for its 4 rather than 32).
   if (!l.amx && !l.pairs && g.n % p.nr != 0) {
@@ -729,6 +736,12 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
       l.ukr_edge = GemmMicroKernel(f.module(), false, p.mr, nre, p.unroll_k, p.prefetch_c,
                                    p.prefetch_ab, /*strided_b=*/true);
     }
+  }
+  // B in place: the packed partial sliver (f32, NR wide) through the f32 strided kernel.
+  if (l.b_in_place) {
+    l.ukr_part = l.nr_edge > 0 ? l.ukr_edge
+                               : GemmMicroKernel(f.module(), false, p.mr, p.nr, p.unroll_k,
+                                                 p.prefetch_c, p.prefetch_ab, true);
   }
 
   // The K slice as packed: bf16 pairs round it to even, AMX tiles to whole tile steps.

@@ -233,11 +233,14 @@ TEST_F(GemmEmitterTest, EveryDotAgreesUnderEverySchedule) {
 
 // The micro-kernels' preprocessor fallbacks: the same source (tiles chosen for this machine)
 // built for AVX2 only (f32 through the AVX2 variant, bf16 pairs through the portable loop) and
-// for baseline x86-64 (every micro-kernel portable).
+// for baseline x86-64 (every micro-kernel portable), under the model's schedules and with B
+// read in place (f32, and bf16 widened as it is loaded).
 TEST_F(GemmEmitterTest, FallbackMicroKernelsAgree) {
   for (const char* march : {"-march=x86-64-v3", "-march=x86-64"}) {
     SCOPED_TRACE(march);
     ExpectAgreement(kModule, {}, march);
+    // B read in place, f32 and bf16 widened (AVX2 and portable).
+    ExpectAgreement(kModule, {{"pack_b", 0}, {"amx", 0}}, march);
   }
 }
 
@@ -730,22 +733,41 @@ TEST(GemmParamsTest, SkinnyMReadsBInPlace) {
   DotGeometry bt = geometry("trans");
   bt.m = 17;
   EXPECT_TRUE(InitialGemmParams(bt, t).pack_b);
+  // bf16 pairs (on an AMX target): up to kBf16InPlaceMaxRows rows B is read in place and
+  // multiplied in f32; past them AMX tiles, whose K slice fills half of L1 up to 64 rows (384
+  // deep, balanced over K 2048: 6 slices of 344, or 352 in whole tile steps).
+  target::Target amx = AmxTarget();
+  amx.l1_bytes = 48 << 10;
   DotGeometry bf = d;
-  bf.m = 17;
   bf.lhs_type = bf.rhs_type = hlo::DType::kBF16;
-  bf.rhs_columns_contiguous = false;
   bf.bf16_pairs = true;
-  EXPECT_TRUE(InitialGemmParams(bf, t).pack_b);
+  const std::vector<std::tuple<int64_t, bool, bool, int64_t>> bf_cases = {
+      // M, B packed, AMX, KC
+      {1, false, false, 16}, {12, false, false, 344}, {13, true, true, 352},
+      {64, true, true, 352}, {65, true, true, 2048}};
+  for (const auto& [m, packed, tiles, kc] : bf_cases) {
+    bf.m = m;
+    const GemmParams bp = InitialGemmParams(bf, amx);
+    EXPECT_EQ(bp.pack_b, packed) << "bf16 M " << m;
+    EXPECT_EQ(bp.bf16_pairs, packed) << "bf16 M " << m;
+    EXPECT_EQ(bp.amx, tiles) << "bf16 M " << m;
+    EXPECT_EQ(bp.kc, kc) << "bf16 M " << m;
+  }
+  bf.m = 8;
+  bf.rhs_columns_contiguous = false;  // B stored [N][K]: pairs, whatever the schedule says
+  EXPECT_TRUE(InitialGemmParams(bf, amx).pack_b);
   space::Schedule off;
-  off.values = {{"pack_b", 0}};
-  auto p = ResolveGemmParams(off, bf, t);
+  off.values = {{"pack_b", 0}, {"amx", 0}};
+  auto p = ResolveGemmParams(off, bf, amx);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_TRUE(p->pack_b);
+  EXPECT_TRUE(p->bf16_pairs);
   off.values = {{"pack_b", 2}};
   EXPECT_FALSE(ResolveGemmParams(off, d, t).ok());
 
-  // Emitted with pack_b 0 for every dot: in place exactly where B is an f32 array with
-  // contiguous columns (plain, vec, fused), packed elsewhere.
+  // Emitted with pack_b 0 (and amx 0) for every dot: in place exactly where B is an f32 or
+  // bf16 array with contiguous columns (plain, vec, fused, wide; bf and f32out), packed
+  // elsewhere.
   auto plan = analysis::PlanFusion(**module);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   const target::Target host = target::HostCpu();
@@ -753,7 +775,10 @@ TEST(GemmParamsTest, SkinnyMReadsBInPlace) {
   space::Candidate c;
   for (const auto& k : plan->kernels) {
     space::Schedule s = emitter.SpaceFor(k, host).Initial();
-    if (k.family == analysis::KernelFamily::kContraction) s.values["pack_b"] = 0;
+    if (k.family == analysis::KernelFamily::kContraction) {
+      s.values["pack_b"] = 0;
+      s.values["amx"] = 0;
+    }
     c.kernels.push_back(s);
   }
   auto impl = emitter.Emit(*plan, c, host);
@@ -769,7 +794,8 @@ TEST(GemmParamsTest, SkinnyMReadsBInPlace) {
       in_place.insert(src.text.substr(name, src.text.find(' ', name) - name));
     }
   }
-  EXPECT_EQ(in_place, (std::set<std::string>{"plain", "vec", "fused", "wide"}));
+  EXPECT_EQ(in_place,
+            (std::set<std::string>{"plain", "vec", "fused", "wide", "bf", "f32out"}));
 }
 
 // Threads over column ranges need a few slivers each (else each thread's packing of all of A

@@ -194,21 +194,22 @@ TEST(GemmEpiloguePlanTest, ShortKWithAFullSizeInputStartsAsASecondPass) {
 
 // On AMX tiles, a bf16 GEMM whose f32 result the epilogue rounds to bf16 starts with one K slice
 // up to K 4096 (its tiles then never go to memory, gemm_space.cc's InitialKc); an in-place root
-// or a deeper K keeps the 2048-deep slices.
+// or a deeper K keeps the 2048-deep slices. M is 96, past the 64 rows up to which AMX GEMMs
+// take L1-sized slices.
 constexpr const char* kSliceChoices = R"(
 HloModule slices
 ENTRY main {
-  a = bf16[64,2816] parameter(0)
+  a = bf16[96,2816] parameter(0)
   b = bf16[2816,96] parameter(1)
-  a2 = bf16[64,6144] parameter(2)
+  a2 = bf16[96,6144] parameter(2)
   b2 = bf16[6144,96] parameter(3)
-  rounded = f32[64,96] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  narrow = bf16[64,96] convert(rounded)
-  kept = f32[64,96] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  scaled = f32[64,96] multiply(kept, kept)
-  deep = f32[64,96] dot(a2, b2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  deep_narrow = bf16[64,96] convert(deep)
-  ROOT out = (bf16[64,96], f32[64,96], bf16[64,96]) tuple(narrow, scaled, deep_narrow)
+  rounded = f32[96,96] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  narrow = bf16[96,96] convert(rounded)
+  kept = f32[96,96] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  scaled = f32[96,96] multiply(kept, kept)
+  deep = f32[96,96] dot(a2, b2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  deep_narrow = bf16[96,96] convert(deep)
+  ROOT out = (bf16[96,96], f32[96,96], bf16[96,96]) tuple(narrow, scaled, deep_narrow)
 }
 )";
 

@@ -37,10 +37,24 @@ void EmitPrefetchAB(std::ostream& o, int64_t a_step, int64_t b_step, int64_t ahe
     << "), _MM_HINT_T0);\n";
 }
 
+// B's vector `v` of the k row at b: f32 loaded, or bf16 widened to f32 (the bits shifted into
+// the upper half, exact).
+std::string LoadB(const Isa& isa, int64_t v, bool bf16_b) {
+  const std::string off = std::to_string(v * isa.lanes);
+  if (!bf16_b) return std::string(isa.prefix) + "_loadu_ps(b + " + off + ")";
+  if (isa.lanes == 16) {
+    return "_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256("
+           "reinterpret_cast<const __m256i*>(b + " + off + "))), 16))";
+  }
+  return "_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128("
+         "reinterpret_cast<const __m128i*>(b + " + off + "))), 16))";
+}
+
 // f32 panels: per k, NR/lanes vector loads of B, MR broadcasts of A, MR·NR/lanes FMAs. With
-// `strided_b` B's k rows are `ldb` floats apart (B read in place) instead of NR.
+// `strided_b` B's k rows are `ldb` elements apart (B read in place) instead of NR; with
+// `bf16_b` they are bf16, widened to f32 as they are loaded.
 void EmitF32Body(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr, int64_t unroll,
-                 int64_t ahead, bool strided_b) {
+                 int64_t ahead, bool strided_b, bool bf16_b) {
   const int64_t nv = nr / isa.lanes;
   const std::string p = isa.prefix;
   for (int64_t i = 0; i < mr; ++i) {
@@ -50,10 +64,9 @@ void EmitF32Body(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr, int64_
   }
   o << "#pragma GCC unroll " << unroll << "\n  for (int64_t k = 0; k < kc; ++k) {\n";
   for (int64_t v = 0; v < nv; ++v) {
-    o << "    const " << isa.vec << " b" << v << " = " << p << "_loadu_ps(b + " << v * isa.lanes
-      << ");\n";
+    o << "    const " << isa.vec << " b" << v << " = " << LoadB(isa, v, bf16_b) << ";\n";
   }
-  EmitPrefetchAB(o, mr, nr, ahead, 16, strided_b);
+  EmitPrefetchAB(o, mr, nr, ahead, bf16_b ? 32 : 16, strided_b);
   for (int64_t i = 0; i < mr; ++i) {
     o << "    { const " << isa.vec << " ai = " << p << "_set1_ps(a[" << i << "]);";
     for (int64_t v = 0; v < nv; ++v) {
@@ -115,7 +128,8 @@ void EmitWriteBack(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr) {
 }
 
 // Portable fallback (no SIMD flavour matched the compiler's flags): same contract, plain loops.
-void EmitScalar(std::ostream& o, bool bf16_pairs, int64_t mr, int64_t nr, bool strided_b) {
+void EmitScalar(std::ostream& o, bool bf16_pairs, int64_t mr, int64_t nr, bool strided_b,
+                bool bf16_b) {
   o << "  float t[" << mr * nr << "] = {};\n";
   if (bf16_pairs) {
     o << "  for (int64_t k = 0; k < kp; ++k, a += " << 2 * mr << ", b += " << 2 * nr << ")\n"
@@ -129,7 +143,7 @@ void EmitScalar(std::ostream& o, bool bf16_pairs, int64_t mr, int64_t nr, bool s
       << (strided_b ? std::string("ldb") : std::to_string(nr)) << ")\n"
       << "    for (int64_t i = 0; i < " << mr << "; ++i)\n"
       << "      for (int64_t j = 0; j < " << nr << "; ++j) t[i * " << nr
-      << " + j] += a[i] * b[j];\n";
+      << " + j] += a[i] * " << (bf16_b ? "mkrt::bf16_to_f32(b[j])" : "b[j]") << ";\n";
   }
   o << "  for (int64_t i = 0; i < " << mr << "; ++i)\n"
     << "    for (int64_t j = 0; j < " << nr << "; ++j)\n"
@@ -165,22 +179,24 @@ void EnsureGemmIntrinsics(ModuleContext& mc) {
 
 std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int64_t nr,
                             int64_t unroll_k, bool prefetch_c, int64_t prefetch_ab,
-                            bool strided_b) {
+                            bool strided_b, bool bf16_b) {
   strided_b = strided_b && !bf16_pairs;
+  bf16_b = bf16_b && strided_b;
   std::string name = std::string("mk_gemm_") + (bf16_pairs ? "bf16" : "f32") + "_" +
                      std::to_string(mr) + "x" + std::to_string(nr) + "_u" +
                      std::to_string(unroll_k) + (prefetch_c ? "_pc" : "") +
                      (prefetch_ab > 0 ? "_pf" + std::to_string(prefetch_ab) : "") +
-                     (strided_b ? "_sb" : "");
+                     (strided_b ? "_sb" : "") + (bf16_b ? "h" : "");
   if (mc.prelude().str().find(" " + name + "(") != std::string::npos) return name;
   EnsureGemmIntrinsics(mc);
   std::ostringstream o;
   o << "// GEMM micro-kernel: " << mr << "x" << nr << " f32 accumulators"
     << (bf16_pairs ? ", bf16 pairs (vdpbf16ps)" : "")
-    << (strided_b ? ", B rows ldb apart" : "") << "\n"
+    << (strided_b ? ", B rows ldb apart" : "") << (bf16_b ? " in bf16" : "") << "\n"
     << "__attribute__((noinline)) static void " << name << "(int64_t "
     << (bf16_pairs ? "kp, const uint16_t* __restrict a, const uint16_t* __restrict b"
-                   : "kc, const float* __restrict a, const float* __restrict b")
+                   : bf16_b ? "kc, const float* __restrict a, const uint16_t* __restrict b"
+                            : "kc, const float* __restrict a, const float* __restrict b")
     << ", float* __restrict c, int64_t ldc, bool acc" << (strided_b ? ", int64_t ldb" : "")
     << ") {\n";
   const Isa avx512{16, "__m512", "_mm512"}, avx2{8, "__m256", "_mm256"};
@@ -191,22 +207,22 @@ std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int6
       EmitBf16Body(o, mr, nr, unroll_k, prefetch_ab);
       EmitWriteBack(o, avx512, mr, nr);
       o << "#else\n";
-      EmitScalar(o, true, mr, nr, false);
+      EmitScalar(o, true, mr, nr, false, false);
       o << "#endif\n";
     } else {
-      EmitScalar(o, true, mr, nr, false);
+      EmitScalar(o, true, mr, nr, false, false);
     }
   } else {
     o << (nr % 16 == 0 ? "#if defined(__AVX512F__)\n" : "#if 0\n");
     if (nr % 16 == 0) {
-      EmitF32Body(o, avx512, mr, nr, unroll_k, prefetch_ab, strided_b);
+      EmitF32Body(o, avx512, mr, nr, unroll_k, prefetch_ab, strided_b, bf16_b);
       EmitWriteBack(o, avx512, mr, nr);
     }
     o << "#elif defined(__AVX2__) && defined(__FMA__)\n";
-    EmitF32Body(o, avx2, mr, nr, unroll_k, prefetch_ab, strided_b);
+    EmitF32Body(o, avx2, mr, nr, unroll_k, prefetch_ab, strided_b, bf16_b);
     EmitWriteBack(o, avx2, mr, nr);
     o << "#else\n";
-    EmitScalar(o, false, mr, nr, strided_b);
+    EmitScalar(o, false, mr, nr, strided_b, bf16_b);
     o << "#endif\n";
   }
   o << "}\n";

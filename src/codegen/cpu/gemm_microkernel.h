@@ -23,9 +23,11 @@ namespace mk::codegen::cpu {
 // With `prefetch_ab` > 0 each k step prefetches the A and B lines that many steps ahead.
 // With `strided_b` (f32 only) the function takes a last argument `int64_t ldb` and B's k rows
 // are ldb floats apart (b[k*ldb + j]): B read in place from a row-major operand, unpacked.
+// With `bf16_b` as well, b is a `const uint16_t*` of bf16 elements, widened to f32 (exactly)
+// as they are loaded: a bf16 B read in place, multiplied with f32 FMAs.
 std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int64_t nr,
                             int64_t unroll_k, bool prefetch_c = true, int64_t prefetch_ab = 0,
-                            bool strided_b = false);
+                            bool strided_b = false, bool bf16_b = false);
 
 // Prefetches of the MR×NR f32 C tile's 64-byte lines (`c`, row stride `ldc` in the emitted
 // function), issued before the k loop so that they complete under its multiplies, when the

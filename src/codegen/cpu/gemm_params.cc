@@ -102,7 +102,8 @@ Result<DotGeometry> AnalyzeDot(const hlo::Instruction& dot, const target::Target
                 g.batch > 0 && g.m > 0 && g.n > 0 && g.k > 0;
   g.bf16_pairs = g.blockable && g.lhs_type == DType::kBF16 && g.rhs_type == DType::kBF16 &&
                  target.Has("avx512_bf16") && target.Has("avx512f");
-  g.rhs_columns_contiguous = g.rhs_type == DType::kF32 && g.rhs_free.size() == 1 &&
+  g.rhs_columns_contiguous = (g.rhs_type == DType::kF32 || g.rhs_type == DType::kBF16) &&
+                             g.rhs_free.size() == 1 &&
                              g.rhs_free[0] == rhs.rank() - 1 && dd.rhs_contracting.size() == 1;
   return g;
 }
@@ -187,7 +188,11 @@ bool InitialAmx(const DotGeometry& g, const target::Target& target) {
   // both paths, and the vdpbf16ps tile is as wasteful at NR=32), but not where K is under half
   // a 32-deep tile step: the padded k multiply zeros (measured on the Xeon, 1 thread: K 8
   // 76 -> 54 GFLOP/s with tiles, K 16 84 -> 107, M 4 or N 8 with K 1024 up to 7x faster).
-  return g.bf16_pairs && AmxAvailable(target) && g.k >= 16;
+  return g.bf16_pairs && AmxAvailable(target) && g.k >= 16 && !Bf16BInPlace(g);
+}
+
+bool Bf16BInPlace(const DotGeometry& g) {
+  return g.bf16_pairs && g.rhs_columns_contiguous && g.m <= kBf16InPlaceMaxRows;
 }
 
 GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target) {
@@ -197,7 +202,9 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target)
 GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target, bool amx) {
   GemmParams p;
   p.blocked = g.blockable;
-  p.bf16_pairs = g.bf16_pairs;
+  // A bf16 B read in place is multiplied in f32 (A packed as f32), not in pairs.
+  const bool bf16_in_place = Bf16BInPlace(g) && !amx;
+  p.bf16_pairs = g.bf16_pairs && !bf16_in_place;
   p.amx = amx && g.bf16_pairs && AmxAvailable(target);
   // Register tile: MR×NR accumulators + NR/W vectors of B + one broadcast of A must fit the
   // register file; loads per FMA ((MR + NR/W) / (MR·NR/W)) must stay well under the 1 load :
@@ -243,7 +250,7 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
   // 1024 bf16), balanced over K's slices. The B sliver (KC×NR) then outgrows L1 and streams
   // from L2 with the A sliver; that costs less than more passes over C (measured on Zen 5 and
   // Xeon: KC 512 beat the L1-resident 176 by 10-15% at 1024-4096³, docs/benchmarks/).
-  const int64_t elt = g.bf16_pairs ? 2 : 4;
+  const int64_t elt = p.bf16_pairs ? 2 : 4;
   int64_t kc = 2048 / elt, kstep = 8;
   if (p.amx) {
     // The tile is the hardware's; KC in whole tile steps (kAmxKc says why so deep).
@@ -251,19 +258,30 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
     p.nr = kAmxNr;
     kc = kAmxKc;
     kstep = kAmxKStep;
+    // With at most two A tiles (M <= 64) each B sliver is reread by those few: KC so that the
+    // sliver (KC × 32 bf16) fills half of L1 instead (bench --schedule, 2 threads, KC 2048 ->
+    // 384: 16x2048x2048 511 -> 346 us, 32x4096x4096 2.15 -> 1.97 ms, 64x2048x2048 626 -> 545
+    // us; 128x2048x2048 827 -> 991 us, so not past 64 rows).
+    if (m <= 2 * kAmxMr) {
+      kc = std::max<int64_t>(kAmxKStep, target.l1_bytes / 2 / (kAmxNr * 2) / kAmxKStep * kAmxKStep);
+    }
   }
   p.kc = std::min(k, RoundUp(CeilDiv(k, CeilDiv(k, kc)), kstep));
   // B in place (pack_b off) where few A slivers would reuse each packed B sliver: packing B
   // then costs more than it saves (bench --schedule, 2 threads, against packed B: 17x2048x2048
   // 1.39 -> 0.65 ms, 64x2048x2048 2.80 -> 1.56 ms; at 128 rows about even, at 256 packing
-  // wins). KC keeps the sliver (KC×NR) in half of L1 for the next A sliver; with a single A
-  // sliver nothing rereads it and a short slice keeps the k rows in flight few enough for the
-  // prefetchers to stream them (1x4096x4096: KC 16 1.13 ms, 128 1.66 ms, 512 1.87 ms).
+  // wins). KC keeps the sliver (KC×NR) in half of L1 for the next A sliver; a single A sliver
+  // of under 8 rows is all loads, and a short slice keeps the k rows in flight few enough for
+  // the prefetchers to stream them (f32 1x4096x4096: KC 16 1.13 ms, 128 1.66 ms, 512 1.87 ms;
+  // 4x4096x4096 KC 16 1.31 ms, 256 2.05 ms; at 8 rows even, at 12 rows KC 256 is 28% faster).
+  // A bf16 B in place (Bf16BInPlace) gives up vdpbf16ps and the tiles for f32 FMAs on the
+  // widened B: only for the few rows where reading B is all the time there is.
   const int64_t m_slivers = CeilDiv(m, p.mr);
-  if (g.rhs_columns_contiguous && !p.amx && !g.bf16_pairs && m_slivers <= 8) {
+  if (bf16_in_place || (g.rhs_columns_contiguous && !p.amx && !p.bf16_pairs && m_slivers <= 8)) {
     p.pack_b = false;
-    const int64_t in_l1 = std::max<int64_t>(16, target.l1_bytes / 2 / (p.nr * 4) / 8 * 8);
-    const int64_t slice = m_slivers == 1 ? 16 : in_l1;
+    const int64_t b_elt = g.rhs_type == DType::kBF16 ? 2 : 4;
+    const int64_t in_l1 = std::max<int64_t>(16, target.l1_bytes / 2 / (p.nr * b_elt) / 8 * 8);
+    const int64_t slice = m_slivers == 1 && p.mr < 8 ? 16 : in_l1;
     p.kc = std::min(k, RoundUp(CeilDiv(k, CeilDiv(k, slice)), 8));
   }
   // MC: the packed A block (MC×KC) in a quarter of L2, leaving the rest to the B sliver and
@@ -322,8 +340,9 @@ Result<GemmParams> ResolveGemmParams(const space::Schedule& s, const DotGeometry
   MK_RETURN_IF_ERROR(CheckRange("prefetch_ab", p.prefetch_ab, 0, 64));
   int64_t pack_b = s.Get("pack_b", init.pack_b ? 1 : 0);
   MK_RETURN_IF_ERROR(CheckRange("pack_b", pack_b, 0, 1));
-  // bf16 pairs and AMX tiles need B re-laid into pairs: packed whatever the schedule says.
-  p.pack_b = pack_b == 1 || p.amx || (g.bf16_pairs && p.nr % 16 == 0);
+  // AMX tiles need B re-laid into pairs: packed whatever the schedule says; so does a bf16-pair
+  // GEMM whose B cannot be read in place (without pairs it would only lose vdpbf16ps).
+  p.pack_b = pack_b == 1 || p.amx || (g.bf16_pairs && !g.rhs_columns_contiguous);
   if (p.amx) {
     // The hardware's tile; K slices in whole tile steps.
     p.mr = kAmxMr;
@@ -337,7 +356,7 @@ Result<GemmParams> ResolveGemmParams(const space::Schedule& s, const DotGeometry
   int64_t split = s.Get("thread_split", static_cast<int64_t>(InitialThreadSplit(g, p)));
   MK_RETURN_IF_ERROR(CheckRange("thread_split", split, 0, 2));
   p.split = static_cast<ThreadSplit>(split);
-  p.bf16_pairs = g.bf16_pairs && p.nr % 16 == 0;
+  p.bf16_pairs = g.bf16_pairs && p.nr % 16 == 0 && p.pack_b;
   // The loop order, ignored where it cannot run (AMX tiles, a shared B panel, a large A);
   // without an NC, the model's for that order.
   int64_t order = s.Get("loop_order", static_cast<int64_t>(init.order));

@@ -36,7 +36,7 @@ struct DotGeometry {
   // A is gathered while packing (a convolution's input, conv_gemm.h): packing it costs about as
   // much as multiplying it, so threads should not each pack all of it (no column split).
   bool gathered_a = false;
-  // B is an f32 operand with one free dim, its minor-most, and one contracting dim: its
+  // B is an f32 or bf16 operand with one free dim, its minor-most, and one contracting dim: its
   // columns are contiguous, so the micro-kernel can read its slivers in place (pack_b off)
   // when the emitter finds it in memory.
   bool rhs_columns_contiguous = false;
@@ -73,9 +73,10 @@ struct GemmParams {
   // micro-kernel prefetches the next B sliver into L2 when it is > 0.
   int64_t prefetch_ab = 8;
   // B packed into NR-column slivers (BLIS), or, off, read in place by a micro-kernel that
-  // steps B's rows at their own stride: only where B is an f32 array in memory with contiguous
-  // columns and the tile is a register one (not bf16 pairs, not AMX); elsewhere it is packed
-  // whatever this says. Pays where few A slivers reuse each packed sliver (a skinny M).
+  // steps B's rows at their own stride: only where B is an f32 or bf16 array in memory with
+  // contiguous columns and the tile is a register one (not AMX; a bf16-pair GEMM then runs in
+  // f32 on the widened B); elsewhere it is packed whatever this says. Pays where few A slivers
+  // reuse each packed sliver (a skinny M).
   bool pack_b = true;
   int64_t threads = 1;     // OpenMP threads (resolved: >= 1)
   ThreadSplit split = ThreadSplit::kBlocks;
@@ -92,6 +93,12 @@ constexpr int64_t kAmxMr = 32, kAmxNr = 32, kAmxKStep = 32;
 
 // The target has the AMX tile and bf16 instructions (amx_tile, amx_bf16).
 bool AmxAvailable(const target::Target& target);
+
+// Whether the model reads a bf16-pair GEMM's B in place (pack_b off) and multiplies it in f32
+// rather than in pairs or tiles: B with contiguous columns and at most this many rows, where
+// streaming B once is the whole cost.
+constexpr int64_t kBf16InPlaceMaxRows = 12;
+bool Bf16BInPlace(const DotGeometry& g);
 
 // Whether the model runs `g` on AMX tiles (a bf16-pair GEMM, AMX available, K deep enough that
 // the 32-deep tile step is not mostly padding).
