@@ -415,8 +415,9 @@ void EmitTileEpilogue(std::ostream& o, const DotGeometry& g, const Layout& l,
     << in << "}\n";
 }
 
-// The micro-kernel call that writes the tile at gm_asl x gm_bsl to gm_tile (row stride kNR): the
-// last sliver's narrower one where it has one.
+// The micro-kernel call that writes the tile at gm_asl x gm_bsl to gm_tile (row stride kNR): for
+// the last sliver, its narrower kernel where it has one, or with B in place the kernel of the
+// packed partial sliver.
 void EmitTileToBuffer(std::ostream& o, const Layout& l, const std::string& in,
                       const std::string& kArg, const std::string& extra_args) {
   if (l.b_in_place) {
@@ -436,7 +437,7 @@ void EmitTileToBuffer(std::ostream& o, const Layout& l, const std::string& in,
 // The micro-kernel over the tile at gm_asl x gm_bsl and its write-back: full f32 tiles straight
 // to the result or the partial sums, the rest through gm_tile (only the valid part stored).
 void EmitTileStore(std::ostream& o, const DotGeometry& g, const Layout& l, const std::string& ptr,
-                   const std::string& in, const std::string& kArg, const std::string& amx_args) {
+                   const std::string& in, const std::string& kArg, const std::string& extra_args) {
   const bool f32_out = g.out_type == DType::kF32;
   std::string direct;
   if (f32_out) direct = ptr;
@@ -445,11 +446,11 @@ void EmitTileStore(std::ostream& o, const DotGeometry& g, const Layout& l, const
   if (!direct.empty()) {
     o << in << "if (gm_mv == kMR && gm_nv == kNR" << (f32_out ? "" : " && !gm_last") << ") {\n"
       << in << "  " << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, " << direct
-      << " + gm_o, kN, !gm_first" << amx_args << ");\n"
+      << " + gm_o, kN, !gm_first" << extra_args << ");\n"
       << in << "} else {\n";
     edge += "  ";
   }
-  EmitTileToBuffer(o, l, edge, kArg, amx_args);
+  EmitTileToBuffer(o, l, edge, kArg, extra_args);
   o << edge << "for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti) {\n"
     << edge << "  for (int64_t gm_tj = 0; gm_tj < gm_nv; ++gm_tj) {\n"
     << edge << "    const int64_t gm_e = gm_o + gm_ti * kN + gm_tj;\n"
@@ -475,14 +476,14 @@ void EmitTileCall(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
                   const std::string& ptr, const TileEpilogue* epilogue, const std::string& in) {
   auto& o = f.out();
   const std::string kArg = l.amx ? "gm_kpad" : l.pairs ? "gm_kpad / 2" : "gm_kc";
-  // The AMX micro-kernel's extra arguments: tiles usable, the next-sliver prefetch run; B in
+  // The micro-kernel's extra arguments. AMX: tiles usable, the next-sliver prefetch run; B in
   // place: the sliver's row stride.
-  const std::string amx_args = l.amx ? ", gm_amx, gm_pf, gm_pfl" : l.b_in_place ? ", gm_ldb" : "";
+  const std::string extra_args = l.amx ? ", gm_amx, gm_pf, gm_pfl" : l.b_in_place ? ", gm_ldb" : "";
   if (l.tile_only) {
     // Every tile final after one K slice: the epilogue reads it where the micro-kernel put it.
-    EmitTileToBuffer(o, l, in, kArg, amx_args);
+    EmitTileToBuffer(o, l, in, kArg, extra_args);
   } else {
-    EmitTileStore(o, g, l, ptr, in, kArg, amx_args);
+    EmitTileStore(o, g, l, ptr, in, kArg, extra_args);
   }
   if (epilogue) EmitTileEpilogue(o, g, l, ptr, *epilogue, in);
 }

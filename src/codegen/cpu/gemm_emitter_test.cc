@@ -726,9 +726,13 @@ TEST(GemmParamsTest, SkinnyMReadsBInPlace) {
     const GemmParams p = InitialGemmParams(d, t);
     EXPECT_EQ(p.pack_b, packed) << "M " << m;
     EXPECT_EQ(p.kc, kc) << "M " << m;
-    if (!packed) EXPECT_EQ(p.split, ThreadSplit::kColumns) << "M " << m;
+    if (!packed) {
+      EXPECT_EQ(p.split, ThreadSplit::kColumns) << "M " << m;
+    }
     // 48 KiB of L1: a 128-deep sliver of the 8x48 (M 17, 64) tiles fills half of it.
-    if (m == 17 || m == 64) EXPECT_EQ(p.nr, 48) << "M " << m;
+    if (m == 17 || m == 64) {
+      EXPECT_EQ(p.nr, 48) << "M " << m;
+    }
   }
   DotGeometry bt = geometry("trans");
   bt.m = 17;
