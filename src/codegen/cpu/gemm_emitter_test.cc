@@ -822,6 +822,24 @@ TEST(GemmParamsTest, ColumnRangesNeedSeveralSliversPerThread) {
   EXPECT_EQ(InitialGemmParams(d, t).split, ThreadSplit::kColumns);
 }
 
+// A skinny N shrinks NR to whole vectors over it and grows MR to what the registers then hold;
+// from one NR (32) on, the tile is the model's usual one.
+TEST(GemmParamsTest, TileColumnsFollowASkinnyN) {
+  const target::Target avx512 = Avx512Target();
+  DotGeometry d;
+  d.blockable = true;
+  d.m = 4096, d.k = 4096;
+  const std::vector<std::tuple<int64_t, int64_t, int64_t>> cases = {
+      // N, MR, NR
+      {8, 16, 16}, {16, 16, 16}, {20, 14, 32}, {64, 14, 32}, {100, 14, 32}};
+  for (const auto& [n, mr, nr] : cases) {
+    d.n = n;
+    const GemmParams p = InitialGemmParams(d, avx512);
+    EXPECT_EQ(p.mr, mr) << "N " << n;
+    EXPECT_EQ(p.nr, nr) << "N " << n;
+  }
+}
+
 TEST(GemmParamsTest, IntegerDotsAreNotBlockable) {
   auto module = hlo::ParseModule(kModule, "gemm.hlo");
   ASSERT_TRUE(module.ok()) << module.status().ToString();

@@ -245,6 +245,14 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
       }
     }
   }
+  // A skinny N (a MoE router's few experts) would pad every tile's columns: NR shrinks to N in
+  // whole vectors and MR grows to what the register file then holds (8 columns: 16x16, not
+  // 14x32 with a 16-column last sliver).
+  if (!p.amx && g.n < p.nr) {
+    const int64_t nv = CeilDiv(std::max<int64_t>(1, g.n), lanes);
+    p.nr = nv * lanes;
+    p.mr = std::min(max_rows(nv), m);
+  }
   // KC: deep slices, so that the C tile (loaded and stored once per slice) and the call
   // overhead are a small share of each micro-kernel call: 2 KiB of operand per lane (512 f32,
   // 1024 bf16), balanced over K's slices. The B sliver (KC×NR) then outgrows L1 and streams
