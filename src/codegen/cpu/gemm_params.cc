@@ -149,6 +149,18 @@ namespace {
 int64_t PackedBytes(const GemmParams& p) { return p.bf16_pairs ? 2 : 4; }
 int64_t PackedKc(const GemmParams& p) { return RoundUp(p.kc, p.amx ? kAmxKStep : 8); }
 
+// KC near `depth`, balanced over K's slices in whole `step`s (at most K).
+int64_t BalancedKc(int64_t k, int64_t depth, int64_t step) {
+  return std::min(k, RoundUp(CeilDiv(k, CeilDiv(k, depth)), step));
+}
+
+// The K depth at which a B sliver of `row_bytes` per k fills half of L1: whole `step`s, at
+// least `floor`.
+int64_t HalfL1Depth(const target::Target& target, int64_t row_bytes, int64_t step,
+                    int64_t floor) {
+  return std::max(floor, target.l1_bytes / 2 / row_bytes / step * step);
+}
+
 // NC for `order`. kBSliverOuter: the packed B panel (KC×NC) in a share of L3, capped so the
 // panel stays a few MB. kASliverOuter: the panel in a quarter of L2, where the A sliver's
 // streaming past it leaves it (measured on the Xeon, f32 4096³, KC 512, example harness A/B
@@ -271,10 +283,10 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
     // 384: 16x2048x2048 511 -> 346 us, 32x4096x4096 2.15 -> 1.97 ms, 64x2048x2048 626 -> 545
     // us; 128x2048x2048 827 -> 991 us, so not past 64 rows).
     if (m <= 2 * kAmxMr) {
-      kc = std::max<int64_t>(kAmxKStep, target.l1_bytes / 2 / (kAmxNr * 2) / kAmxKStep * kAmxKStep);
+      kc = HalfL1Depth(target, kAmxNr * 2, kAmxKStep, kAmxKStep);
     }
   }
-  p.kc = std::min(k, RoundUp(CeilDiv(k, CeilDiv(k, kc)), kstep));
+  p.kc = BalancedKc(k, kc, kstep);
   // B in place (pack_b off) where few A slivers would reuse each packed B sliver: packing B
   // then costs more than it saves (bench --schedule, 2 threads, against packed B: 17x2048x2048
   // 1.39 -> 0.65 ms, 64x2048x2048 2.80 -> 1.56 ms; at 128 rows about even, at 256 packing
@@ -288,9 +300,9 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
   if (bf16_in_place || (g.rhs_columns_contiguous && !p.amx && !p.bf16_pairs && m_slivers <= 8)) {
     p.pack_b = false;
     const int64_t b_elt = g.rhs_type == DType::kBF16 ? 2 : 4;
-    const int64_t in_l1 = std::max<int64_t>(16, target.l1_bytes / 2 / (p.nr * b_elt) / 8 * 8);
-    const int64_t slice = m_slivers == 1 && p.mr < 8 ? 16 : in_l1;
-    p.kc = std::min(k, RoundUp(CeilDiv(k, CeilDiv(k, slice)), 8));
+    const int64_t slice =
+        m_slivers == 1 && p.mr < 8 ? 16 : HalfL1Depth(target, p.nr * b_elt, 8, 16);
+    p.kc = BalancedKc(k, slice, 8);
   }
   // MC: the packed A block (MC×KC) in a quarter of L2, leaving the rest to the B sliver and
   // the C tile streams (half of L2 measured slower).

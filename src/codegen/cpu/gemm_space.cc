@@ -141,7 +141,7 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
   if (g.rhs_columns_contiguous) {
     s.params.push_back(Param("pack_b", {0, 1}, init.pack_b ? 1 : 0,
                              "1: B packed into NR-column slivers; 0: read in place at its own "
-                             "row stride (f32 B with contiguous columns; a skinny M)"));
+                             "row stride (an f32 or bf16 B with contiguous columns; a skinny M)"));
   }
   s.params.push_back(Param("thread_split", {0, 1, 2}, static_cast<int64_t>(init.split),
                            "threads split: 0 row blocks (shared B), 1 the batch, 2 columns"));
