@@ -544,6 +544,107 @@ void EmitTilesASliverOuter(FunctionEmitter& f, const DotGeometry& g, const Layou
     << "              }\n";
 }
 
+// Whether the inner-product form can run on A: an f32 array in memory whose rows are
+// contiguous along K.
+bool InnerRuns(const GemmParams& p, const PackSource& a) {
+  return p.inner && a.address && a.k_stride == 1 && a.dtype == DType::kF32;
+}
+
+// The inner-product form (GemmParams::inner): threads share the (batch, MR-row block) work
+// items; per batch, each thread packs B transposed (N rows of K, gm_bt) once, then runs the
+// block's tiles left to right, each an inner-product kernel call on A's rows in place, then the
+// write-back and the tile epilogue as the blocked form's (every tile is final: gm_last).
+Status EmitInnerGemm(FunctionEmitter& f, const DotGeometry& g, const GemmParams& p,
+                     const PackSource& a, const PackSource& b, const std::string& ptr,
+                     const TileEpilogue* epilogue) {
+  const int64_t mr = p.inner_mr, nr = p.inner_nr;
+  Layout l;
+  l.mr = mr;
+  l.nr = nr;
+  l.pt = "float";
+  l.threads = p.threads;
+  l.parallel = p.threads > 1;
+  l.tile_only = epilogue && epilogue->from_tile;
+  // Full tiles and the edges' own kernels (M % MR rows, N % NR columns): no padded results.
+  const int64_t me = g.m % mr, ne = g.n % nr;
+  const std::string full = GemmInnerKernel(f.module(), mr, nr);
+  const std::string col_edge = ne ? GemmInnerKernel(f.module(), mr, ne) : "";
+  const std::string row_edge = me ? GemmInnerKernel(f.module(), me, nr) : "";
+  const std::string corner = me && ne ? GemmInnerKernel(f.module(), me, ne) : "";
+  const bool direct = g.out_type == DType::kF32 && !l.tile_only;
+  auto& o = f.out();
+  o << "  {  // inner-product GEMM: batch " << g.batch << ", M " << g.m << ", N " << g.n
+    << ", K " << g.k << "; tile " << mr << "x" << nr << ", " << p.threads
+    << " thread(s) over row blocks, A read in place along K, B packed transposed\n"
+    << "    constexpr int64_t kB = " << g.batch << ", kM = " << g.m << ", kN = " << g.n
+    << ", kK = " << g.k << ";\n"
+    << "    constexpr int64_t kMR = " << mr << ", kNR = " << nr << ", kRB = " << CeilDiv(g.m, mr)
+    << ";\n";
+  if (l.parallel) o << "#pragma omp parallel num_threads(" << p.threads << ")\n";
+  o << "    {\n"
+    << "      mkrt::Scratch gm_bt_mem(" << g.n * g.k * 4 << ");\n"
+    << "      float* const gm_bt = static_cast<float*>(gm_bt_mem.p);\n"
+    << "      alignas(64) float gm_tile[kMR * kNR];\n"
+    << "      int64_t gm_packed = -1;  // the batch whose B is in gm_bt\n";
+  if (epilogue && !epilogue->region.empty()) o << epilogue->region;
+  if (l.parallel) o << "#pragma omp for schedule(static)\n";
+  o << "      for (int64_t gm_w = 0; gm_w < kB * kRB; ++gm_w) {\n"
+    << "        const int64_t gm_b = gm_w / kRB;\n";
+  const auto bidx = Decompose(o, "        ", "gm_b", g.batch_dims, "gm_bx");
+  // B transposed: gm_bt[n * kK + k] = B(k, n), through the source (fused converts etc.).
+  o << "        if (gm_b != gm_packed) {\n"
+    << "          gm_packed = gm_b;\n"
+    << "          for (int64_t gm_n = 0; gm_n < kN; ++gm_n) {\n";
+  const auto nidx = Decompose(o, "            ", "gm_n", g.n_dims, "gm_nx");
+  o << "            for (int64_t gm_k = 0; gm_k < kK; ++gm_k) {\n";
+  const auto kidx = Decompose(o, "              ", "gm_k", g.k_dims, "gm_kx");
+  const PackElement e = b.element(bidx, nidx, kidx);
+  const std::string value = "static_cast<float>(" + e.value + ")";
+  o << "              gm_bt[gm_n * kK + gm_k] = "
+    << (e.valid.empty() ? value : "(" + e.valid + ") ? " + value + " : 0.0f") << ";\n"
+    << "            }\n"
+    << "          }\n"
+    << "        }\n"
+    << "        const int64_t gm_ic = 0;\n"
+    << "        const int64_t gm_r = gm_w % kRB * kMR;\n"
+    << "        const int64_t gm_mv = std::min<int64_t>(kMR, kM - gm_r);\n"
+    << "        const float* const gm_ar = " << a.address(bidx, "gm_r", "0") << ";\n"
+    << "        constexpr bool gm_first = true, gm_last = true;\n"
+    << "        (void)gm_first;\n"
+    << "        (void)gm_last;\n"
+    << "        for (int64_t gm_j = 0; gm_j < kN; gm_j += kNR) {\n"
+    << "          const int64_t gm_nv = std::min<int64_t>(kNR, kN - gm_j);\n"
+    << "          const int64_t gm_o = (gm_b * kM + gm_r) * kN + gm_j;\n"
+    << "          const float* const gm_btj = gm_bt + gm_j * kK;\n";
+  const std::string dst = direct ? ptr + " + gm_o, kN" : "gm_tile, kNR";
+  auto call = [&](const std::string& ukr) {
+    return ukr + "(kK, gm_ar, " + S(a.lane_stride) + ", gm_btj, kK, " + dst + ");";
+  };
+  auto by_columns = [&](const std::string& whole, const std::string& edge) {
+    if (edge.empty()) return call(whole);
+    return "if (gm_nv == kNR) " + call(whole) + " else " + call(edge);
+  };
+  const std::string in = "          ";
+  if (row_edge.empty()) {
+    o << in << by_columns(full, col_edge) << "\n";
+  } else {
+    o << in << "if (gm_mv == kMR) { " << by_columns(full, col_edge) << " }\n"
+      << in << "else { " << by_columns(row_edge, corner) << " }\n";
+  }
+  if (!direct && !l.tile_only) {
+    o << in << "for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti)\n"
+      << in << "  for (int64_t gm_tj = 0; gm_tj < gm_nv; ++gm_tj)\n"
+      << in << "    " << ptr << "[gm_o + gm_ti * kN + gm_tj] = "
+      << StoreExpr(g.out_type, "gm_tile[gm_ti * kNR + gm_tj]") << ";\n";
+  }
+  if (epilogue) EmitTileEpilogue(o, g, l, ptr, *epilogue, in);
+  o << "        }\n"   // tiles of the block
+    << "      }\n"     // work items
+    << "    }\n"       // parallel region
+    << "  }\n";
+  return Status::Ok();
+}
+
 // A dot operand read through its lambda, its dims placed by role.
 PackSource DotSource(FunctionEmitter& f, const hlo::Instruction& operand,
                      const std::vector<int64_t>& batch, const std::vector<int64_t>& free,
@@ -683,6 +784,7 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   if (epilogue && TileRowDims(epilogue->dims, g) < 0) {
     return CannotLower(inst, "internal: a tile epilogue's dims do not split into rows and N");
   }
+  if (InnerRuns(p, a)) return EmitInnerGemm(f, g, p, a, b, ptr, epilogue);
   Layout l;
   l.pairs = p.bf16_pairs;
   l.amx = p.amx && p.bf16_pairs && p.mr == kAmxMr && p.nr == kAmxNr;

@@ -103,6 +103,37 @@ ENTRY main {
 }
 )";
 
+// Dots for the inner-product form (GemmParams::inner: a small N, A's rows read in place along
+// K). K 100 and 70 end in a partial vector of k (masked loads); M 37 and 19 leave edge rows on
+// every tile (8x1, 4x5, 4x6); N 9 leaves a 3-column edge on 6-column tiles. A bias + ReLU
+// epilogue on the tiles, a batch, B stored [N][K] (transposed while packing), a bf16 result,
+// and an N of 16, where the model keeps the blocked form.
+constexpr const char* kInnerModule = R"(
+HloModule gemm_inner
+ENTRY main {
+  a = f32[37,100] parameter(0)
+  b1 = f32[100,1] parameter(1)
+  n1 = f32[37,1] dot(a, b1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  b5 = f32[100,5] parameter(2)
+  bias = f32[5] parameter(3)
+  d5 = f32[37,5] dot(a, b5), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[37,5] broadcast(bias), dimensions={1}
+  add = f32[37,5] add(d5, bb)
+  zero = f32[] constant(0)
+  zb = f32[37,5] broadcast(zero), dimensions={}
+  relu = f32[37,5] maximum(add, zb)
+  ba = f32[3,19,70] parameter(4)
+  bw = f32[70,3,12] parameter(5)
+  batched = f32[3,19,12] dot(ba, bw), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={1}, rhs_contracting_dims={0}
+  wt = f32[9,100] parameter(6)
+  tw = f32[37,9] dot(a, wt), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  half = bf16[37,9] dot(a, wt), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  b16 = f32[100,16] parameter(7)
+  n16 = f32[37,16] dot(a, b16), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT out = (f32[37,1], f32[37,5], f32[3,19,12], f32[37,9], bf16[37,9], f32[37,16]) tuple(n1, relu, batched, tw, half, n16)
+}
+)";
+
 bool HostHasAmx() { return AmxAvailable(target::HostCpu()); }
 
 class GemmEmitterTest : public ::testing::Test {
@@ -241,6 +272,24 @@ TEST_F(GemmEmitterTest, FallbackMicroKernelsAgree) {
     ExpectAgreement(kModule, {}, march);
     // B read in place, f32 and bf16 widened (AVX2 and portable).
     ExpectAgreement(kModule, {{"pack_b", 0}, {"amx", 0}}, march);
+  }
+}
+
+// The inner-product form: the model's schedules (inner for every dot of kInnerModule but n16),
+// forced on (n16 too, and kModule's plain and wide, with edges of rows and columns; its other
+// dots cannot take it and stay blocked) over 3 threads and 1, and forced off; built for this
+// machine, for AVX2 only and for baseline x86-64 (the portable loop).
+TEST_F(GemmEmitterTest, InnerProductFormAgrees) {
+  const std::vector<Params> schedules = {
+      {}, {{"inner", 1}, {"threads", 3}}, {{"inner", 1}, {"threads", 1}}, {{"inner", 0}}};
+  for (size_t s = 0; s < schedules.size(); ++s) {
+    SCOPED_TRACE("schedule " + std::to_string(s));
+    ExpectAgreement(kInnerModule, schedules[s]);
+  }
+  ExpectAgreement(kModule, {{"inner", 1}, {"threads", 2}, {"amx", 0}});
+  for (const char* march : {"-march=x86-64-v3", "-march=x86-64"}) {
+    SCOPED_TRACE(march);
+    ExpectAgreement(kInnerModule, {}, march);
   }
 }
 
@@ -436,6 +485,7 @@ TEST(GemmParamsTest, SpaceDeclaresEveryParameterAroundItsInitialValue) {
     if (g->bf16_pairs && AmxAvailable(target)) want.insert("amx");
     if (PlanGemmEpilogue(k)) want.insert("fuse_epilogue");  // gemm_epilogue_test.cc
     if (g->rhs_columns_contiguous) want.insert("pack_b");
+    if (InnerApplies(*g)) want.insert("inner");
     EXPECT_EQ(names, want) << k.hero->name;
   }
   EXPECT_EQ(dots, 13);
@@ -838,6 +888,94 @@ TEST(GemmParamsTest, TileColumnsFollowASkinnyN) {
     EXPECT_EQ(p.mr, mr) << "N " << n;
     EXPECT_EQ(p.nr, nr) << "N " << n;
   }
+}
+
+// The inner-product form: the model's choice for an f32 A contiguous along K, at most 12
+// columns and K of at least 64; its tile by N (AVX-512: 24 accumulators at most; AVX2: 12);
+// "inner" 1 forces it wherever it applies and nowhere else. The emitter runs it exactly on
+// the dots whose A it finds in memory: under the model, all of kInnerModule's but n16 (16
+// columns); forced, kModule's plain and wide (fused reads its A through a transpose).
+TEST(GemmParamsTest, SmallNTakesTheInnerProductForm) {
+  const target::Target avx512 = Avx512Target();
+  target::Target avx2 = avx512;
+  avx2.isa = {"avx2", "fma"};
+  avx2.vector_bytes = 32;
+  avx2.vector_registers = 16;
+  DotGeometry d;
+  d.blockable = true;
+  d.lhs_rows_contiguous = true;
+  d.m = 4096, d.k = 4096;
+  const std::vector<std::tuple<int64_t, bool, int64_t, int64_t>> cases = {
+      // N, inner, MR, NR (AVX-512)
+      {1, true, 8, 1}, {4, true, 6, 4}, {5, true, 4, 5}, {8, true, 3, 8},
+      {12, true, 4, 6}, {13, false, 4, 6}, {16, false, 4, 6}};
+  for (const auto& [n, inner, mr, nr] : cases) {
+    d.n = n;
+    const GemmParams p = InitialGemmParams(d, avx512);
+    EXPECT_EQ(p.inner, inner) << "N " << n;
+    EXPECT_EQ(p.inner_mr, mr) << "N " << n;
+    EXPECT_EQ(p.inner_nr, nr) << "N " << n;
+  }
+  d.n = 8;
+  const GemmParams p2 = InitialGemmParams(d, avx2);
+  EXPECT_TRUE(p2.inner);
+  EXPECT_EQ(p2.inner_mr, 2);
+  EXPECT_EQ(p2.inner_nr, 6);
+  d.k = 63;
+  EXPECT_FALSE(InitialGemmParams(d, avx512).inner);
+  d.k = 4096;
+  DotGeometry strided = d;
+  strided.lhs_rows_contiguous = false;
+  EXPECT_FALSE(InitialGemmParams(strided, avx512).inner);
+  space::Schedule on;
+  on.values = {{"inner", 1}};
+  d.n = 100;
+  auto forced = ResolveGemmParams(on, d, avx512);
+  ASSERT_TRUE(forced.ok()) << forced.status().ToString();
+  EXPECT_TRUE(forced->inner);
+  forced = ResolveGemmParams(on, strided, avx512);
+  ASSERT_TRUE(forced.ok()) << forced.status().ToString();
+  EXPECT_FALSE(forced->inner);
+  on.values = {{"inner", 2}};
+  EXPECT_FALSE(ResolveGemmParams(on, d, avx512).ok());
+
+  // Which dots the emitter runs in the inner-product form: its GEMM comment follows the dot's.
+  auto inner_dots = [](const char* text, const Params& params) {
+    std::set<std::string> names;
+    auto module = hlo::ParseModule(text, "gemm.hlo");
+    EXPECT_TRUE(module.ok()) << module.status().ToString();
+    if (!module.ok()) return names;
+    auto plan = analysis::PlanFusion(**module);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    if (!plan.ok()) return names;
+    const target::Target host = target::HostCpu();
+    CpuEmitter emitter;
+    space::Candidate c;
+    for (const auto& k : plan->kernels) {
+      space::Schedule s = emitter.SpaceFor(k, host).Initial();
+      if (k.family == analysis::KernelFamily::kContraction) {
+        for (const auto& [name, v] : params) s.values[name] = v;
+      }
+      c.kernels.push_back(s);
+    }
+    auto impl = emitter.Emit(*plan, c, host);
+    EXPECT_TRUE(impl.ok()) << impl.status().ToString();
+    if (!impl.ok()) return names;
+    for (const auto& src : impl->sources) {
+      for (size_t at = src.text.find("inner-product GEMM"); at != std::string::npos;
+           at = src.text.find("inner-product GEMM", at + 1)) {
+        const size_t dot = src.text.rfind("// dot %", at);
+        if (dot == std::string::npos) continue;
+        const size_t name = dot + 8;
+        names.insert(src.text.substr(name, src.text.find(' ', name) - name));
+      }
+    }
+    return names;
+  };
+  EXPECT_EQ(inner_dots(kInnerModule, {}),
+            (std::set<std::string>{"n1", "d5", "batched", "tw", "half"}));
+  EXPECT_EQ(inner_dots(kModule, {{"inner", 1}}), (std::set<std::string>{"plain", "wide"}));
+  EXPECT_TRUE(inner_dots(kInnerModule, {{"inner", 0}}).empty());
 }
 
 TEST(GemmParamsTest, IntegerDotsAreNotBlockable) {

@@ -230,4 +230,101 @@ std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int6
   return name;
 }
 
+namespace {
+
+// One SIMD flavour of the inner-product kernel's k loop and lane sums.
+void EmitInnerBody(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr) {
+  const std::string p = isa.prefix, v = isa.vec, w = std::to_string(isa.lanes);
+  for (int64_t i = 0; i < mr; ++i) {
+    for (int64_t j = 0; j < nr; ++j) {
+      o << "  " << v << " " << Var("c", i, j) << " = " << p << "_setzero_ps();\n";
+    }
+  }
+  // The full vectors of k, then the partial last one: masked loads read zeros past k.
+  auto load = [&](bool masked, const std::string& ptr) {
+    if (!masked) return p + "_loadu_ps(" + ptr + ")";
+    return isa.lanes == 16 ? "_mm512_maskz_loadu_ps(m, " + ptr + ")"
+                           : "_mm256_maskload_ps(" + ptr + ", m)";
+  };
+  auto step = [&](bool masked) {
+    for (int64_t j = 0; j < nr; ++j) {
+      o << "    const " << v << " b" << j << " = "
+        << load(masked, "b + " + std::to_string(j) + " * ldb + kk") << ";\n";
+    }
+    for (int64_t i = 0; i < mr; ++i) {
+      o << "    { const " << v << " ai = " << load(masked, "a + " + std::to_string(i) + " * lda + kk")
+        << ";";
+      for (int64_t j = 0; j < nr; ++j) {
+        o << " " << Var("c", i, j) << " = " << p << "_fmadd_ps(ai, b" << j << ", "
+          << Var("c", i, j) << ");";
+      }
+      o << " }\n";
+    }
+  };
+  o << "  int64_t kk = 0;\n"
+    << "  for (; kk + " << w << " <= k; kk += " << w << ") {\n";
+  step(false);
+  o << "  }\n"
+    << "  if (kk < k) {\n";
+  if (isa.lanes == 16) {
+    o << "    const __mmask16 m = static_cast<__mmask16>((1u << (k - kk)) - 1u);\n";
+  } else {
+    o << "    const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(k - kk)), "
+         "_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));\n";
+  }
+  step(true);
+  o << "  }\n";
+  for (int64_t i = 0; i < mr; ++i) {
+    for (int64_t j = 0; j < nr; ++j) {
+      o << "  c[" << i << " * ldc + " << j << "] = ";
+      if (isa.lanes == 16) {
+        o << "_mm512_reduce_add_ps(" << Var("c", i, j) << ");\n";
+      } else {
+        o << "mk_inner_sum8(" << Var("c", i, j) << ");\n";
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string GemmInnerKernel(ModuleContext& mc, int64_t mr, int64_t nr) {
+  const std::string name = "mk_gemm_inner_f32_" + std::to_string(mr) + "x" + std::to_string(nr);
+  if (mc.prelude().str().find(" " + name + "(") != std::string::npos) return name;
+  EnsureGemmIntrinsics(mc);
+  std::ostringstream o;
+  if (mc.prelude().str().find(" mk_inner_sum8(") == std::string::npos) {
+    o << "#if !defined(__AVX512F__) && defined(__AVX2__) && defined(__FMA__)\n"
+      << "// The sum of an AVX2 vector's 8 lanes.\n"
+      << "static inline float mk_inner_sum8(__m256 v) {\n"
+      << "  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));\n"
+      << "  s = _mm_add_ps(s, _mm_movehl_ps(s, s));\n"
+      << "  s = _mm_add_ss(s, _mm_movehdup_ps(s));\n"
+      << "  return _mm_cvtss_f32(s);\n"
+      << "}\n"
+      << "#endif\n";
+  }
+  const Isa avx512{16, "__m512", "_mm512"}, avx2{8, "__m256", "_mm256"};
+  o << "// GEMM inner-product kernel: " << mr << "x" << nr
+    << " results, each a sum over k of an A row times a transposed-B row\n"
+    << "__attribute__((noinline)) static void " << name
+    << "(int64_t k, const float* __restrict a, int64_t lda, const float* __restrict b, "
+       "int64_t ldb, float* __restrict c, int64_t ldc) {\n"
+    << "#if defined(__AVX512F__)\n";
+  EmitInnerBody(o, avx512, mr, nr);
+  o << "#elif defined(__AVX2__) && defined(__FMA__)\n";
+  EmitInnerBody(o, avx2, mr, nr);
+  o << "#else\n"
+    << "  for (int64_t i = 0; i < " << mr << "; ++i)\n"
+    << "    for (int64_t j = 0; j < " << nr << "; ++j) {\n"
+    << "      float s = 0.0f;\n"
+    << "      for (int64_t kk = 0; kk < k; ++kk) s += a[i * lda + kk] * b[j * ldb + kk];\n"
+    << "      c[i * ldc + j] = s;\n"
+    << "    }\n"
+    << "#endif\n"
+    << "}\n";
+  mc.prelude() << o.str();
+  return name;
+}
+
 }  // namespace mk::codegen::cpu

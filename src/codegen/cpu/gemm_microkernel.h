@@ -29,6 +29,15 @@ std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int6
                             int64_t unroll_k, bool prefetch_c = true, int64_t prefetch_ab = 0,
                             bool strided_b = false, bool bf16_b = false);
 
+// The inner-product form's kernel (GemmParams::inner):
+//   void NAME(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+//             int64_t ldc)
+// writes c[i*ldc + j] = sum over kk < k of a[i*lda + kk] * b[j*ldb + kk], for i < MR, j < NR:
+// MR rows of A and NR rows of the transposed B, both contiguous along k, read a vector of k at
+// a time into MR·NR vector accumulators (the last partial vector with masked loads), each then
+// summed across its lanes. The lane sums change the order of the float sum, not its terms.
+std::string GemmInnerKernel(ModuleContext& mc, int64_t mr, int64_t nr);
+
 // Prefetches of the MR×NR f32 C tile's 64-byte lines (`c`, row stride `ldc` in the emitted
 // function), issued before the k loop so that they complete under its multiplies, when the
 // call adds to C (its `acc` argument).

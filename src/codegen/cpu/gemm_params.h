@@ -40,6 +40,10 @@ struct DotGeometry {
   // columns are contiguous, so the micro-kernel can read its slivers in place (pack_b off)
   // when the emitter finds it in memory.
   bool rhs_columns_contiguous = false;
+  // A is an f32 operand with one free dim and one contracting dim, its minor-most: each row's
+  // K elements are contiguous, so the inner-product form (GemmParams::inner) can read A's rows
+  // in place when the emitter finds A in memory.
+  bool lhs_rows_contiguous = false;
 };
 
 Result<DotGeometry> AnalyzeDot(const hlo::Instruction& dot, const target::Target& target);
@@ -85,7 +89,25 @@ struct GemmParams {
   // Intel AMX tiles (tdpbf16ps) for a bf16-pair GEMM: the tile is the hardware's, MR = NR = 32
   // (2×2 tiles of 16×16 f32), and K slices are padded to whole 32-deep tile steps.
   bool amx = false;
+  // The inner-product form for a small N: vector lanes along K, each result the horizontal sum
+  // of an A row (read in place, never packed) times a B column (B packed transposed, N rows of
+  // K). Only where DotGeometry::lhs_rows_contiguous and the emitter finds A in memory; elsewhere
+  // the blocked form runs whatever this says. Its tile is InnerTile's (mr, nr and the cache
+  // blocks are not used): a blocked GEMM of a few columns spends its time packing all of A.
+  bool inner = false;
+  int64_t inner_mr = 1, inner_nr = 1;
 };
+
+// The inner-product form's model: where it applies (lhs_rows_contiguous, blockable), and where
+// the model picks it: N of at most kInnerMaxN columns and K of at least kInnerMinK (each
+// result ends with a horizontal sum of MR·NR vectors, paid once per K).
+constexpr int64_t kInnerMaxN = 12, kInnerMinK = 64;
+bool InnerApplies(const DotGeometry& g);
+bool InitialInner(const DotGeometry& g);
+// Its register tile for N columns on `target`: NR = N up to 8 (one pass over A's rows), 6
+// above; MR rows (2 to 8) so that the MR·NR accumulators take at most 3/4 of the vector
+// registers (AVX-512: 24 of 32), the rest holding the step's MR + NR loads.
+void InnerTile(int64_t n, const target::Target& target, int64_t& mr, int64_t& nr);
 
 // The AMX micro-kernel's fixed shape: 2 A tiles of 16 rows, 2 B tiles of 16 columns, and the
 // bf16 depth of one tile step (a 64-byte tile row).

@@ -143,6 +143,11 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
                              "1: B packed into NR-column slivers; 0: read in place at its own "
                              "row stride (an f32 or bf16 B with contiguous columns; a skinny M)"));
   }
+  if (InnerApplies(g)) {
+    s.params.push_back(Param("inner", {0, 1}, init.inner ? 1 : 0,
+                             "1: inner-product form, lanes along K: A's rows read in place, B "
+                             "packed transposed (an f32 A contiguous along K; a small N)"));
+  }
   s.params.push_back(Param("thread_split", {0, 1, 2}, static_cast<int64_t>(init.split),
                            "threads split: 0 row blocks (shared B), 1 the batch, 2 columns"));
   // Register tiles only: ignored under amx=1 and around a shared B panel (thread_split 0).
