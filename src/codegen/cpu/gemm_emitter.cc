@@ -86,6 +86,11 @@ struct Layout {
   // vectors, reading the NR-wide packed sliver at its row stride; 0 where N fills its slivers.
   int64_t nr_edge = 0;
   std::string ukr_edge;
+  // A read in place (GemmParams::pack_a off, an f32 A in memory contiguous along K): full
+  // slivers at a_addr (row stride lda), a partial last sliver packed row-major (row stride
+  // gm_kc, zero rows past M) into gm_ap; every micro-kernel takes the sliver's lda.
+  bool a_in_place = false;
+  std::string a_addr, lda;
 };
 
 // A bf16 operand's lambda returns values that are exactly bf16 (every bf16 value is rounded
@@ -368,6 +373,18 @@ void EmitPackB(FunctionEmitter& f, const DotGeometry& g, const Layout& l, const 
 void EmitPackA(FunctionEmitter& f, const DotGeometry& g, const Layout& l, const PackSource& a,
                const std::vector<std::string>& bidx) {
   auto& o = f.out();
+  if (l.a_in_place) {
+    // Only the block's partial last sliver, row-major (the in-place layout at stride gm_kc).
+    o << "              for (int64_t gm_i = 0, gm_rp = gm_mc / kMR * kMR; gm_rp < gm_mc && gm_i < "
+         "kMR; ++gm_i) {\n"
+      << "                float* const gm_row = gm_ap + gm_i * gm_kc;\n"
+      << "                const int64_t gm_r = gm_rp + gm_i;\n"
+      << "                if (gm_r < gm_mc) std::memcpy(gm_row, " << l.a_addr
+      << ", gm_kc * sizeof(float));\n"
+      << "                else std::memset(gm_row, 0, gm_kc * sizeof(float));\n"
+      << "              }\n";
+    return;
+  }
   o << "              for (int64_t gm_r = 0; gm_r < gm_mc; gm_r += kMR) {\n"
     << "                " << l.pt << "* const gm_dst = gm_ap + gm_r * gm_kpad;\n"
     << "                const int64_t gm_mv = std::min<int64_t>(kMR, gm_mc - gm_r);\n"
@@ -420,13 +437,14 @@ void EmitTileEpilogue(std::ostream& o, const DotGeometry& g, const Layout& l,
 // packed partial sliver.
 void EmitTileToBuffer(std::ostream& o, const Layout& l, const std::string& in,
                       const std::string& kArg, const std::string& extra_args) {
+  const std::string lda = l.a_in_place ? ", gm_lda" : "";
   if (l.b_in_place) {
     o << in << "if (gm_nv < kNR) " << l.ukr_part << "(" << kArg
-      << ", gm_asl, gm_bp, gm_tile, kNR, false, kNR);\n"
+      << ", gm_asl, gm_bp, gm_tile, kNR, false, kNR" << lda << ");\n"
       << in << "else ";
   } else if (l.nr_edge > 0) {
     o << in << "if (gm_nv <= " << l.nr_edge << ") " << l.ukr_edge << "(" << kArg
-      << ", gm_asl, gm_bsl, gm_tile, kNR, false, kNR);\n"
+      << ", gm_asl, gm_bsl, gm_tile, kNR, false, kNR" << lda << ");\n"
       << in << "else ";
   } else {
     o << in;
@@ -478,7 +496,9 @@ void EmitTileCall(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
   const std::string kArg = l.amx ? "gm_kpad" : l.pairs ? "gm_kpad / 2" : "gm_kc";
   // The micro-kernel's extra arguments. AMX: tiles usable, the next-sliver prefetch run; B in
   // place: the sliver's row stride.
-  const std::string extra_args = l.amx ? ", gm_amx, gm_pf, gm_pfl" : l.b_in_place ? ", gm_ldb" : "";
+  const std::string extra_args = l.amx          ? ", gm_amx, gm_pf, gm_pfl"
+                                 : std::string(l.b_in_place ? ", gm_ldb" : "") +
+                                       (l.a_in_place ? ", gm_lda" : "");
   if (l.tile_only) {
     // Every tile final after one K slice: the epilogue reads it where the micro-kernel put it.
     EmitTileToBuffer(o, l, in, kArg, extra_args);
@@ -500,6 +520,17 @@ std::string BSliverLines(const Layout& l, const std::string& in) {
   return lines + in + "const " + l.pt + "* const gm_bsl = gm_bp + gm_s * kNR * gm_kpad;\n";
 }
 
+// A sliver gm_r of the block: packed at gm_ap, or with A in place a full sliver in the operand
+// (row stride lda) and the partial one packed row-major (row stride gm_kc).
+std::string ASliverLines(const Layout& l, const std::string& in) {
+  if (!l.a_in_place) {
+    return in + "const " + l.pt + "* const gm_asl = gm_ap + gm_r * gm_kpad;\n";
+  }
+  return in + "const bool gm_afull = gm_mv == kMR;\n" + in +
+         "const float* const gm_asl = gm_afull ? " + l.a_addr + " : gm_ap;\n" + in +
+         "const int64_t gm_lda = gm_afull ? " + l.lda + " : gm_kc;\n";
+}
+
 // LoopOrder::kBSliverOuter: each B sliver of the panel, then the MC block's A slivers.
 void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
                const std::string& ptr, const TileEpilogue* epilogue) {
@@ -517,7 +548,7 @@ void EmitTiles(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
   }
   o << "                for (int64_t gm_r = 0; gm_r < gm_mc; gm_r += kMR) {\n"
     << in << "const int64_t gm_mv = std::min<int64_t>(kMR, gm_mc - gm_r);\n"
-    << in << "const " << l.pt << "* const gm_asl = gm_ap + gm_r * gm_kpad;\n"
+    << ASliverLines(l, in)
     << in << "const int64_t gm_o = (gm_b * kM + gm_ic + gm_r) * kN + gm_j;\n";
   if (l.amx) {
     o << in << "const int64_t gm_run = gm_r / kMR * gm_pfl;\n"
@@ -536,7 +567,7 @@ void EmitTilesASliverOuter(FunctionEmitter& f, const DotGeometry& g, const Layou
   const std::string in = "                  ";
   o << "              for (int64_t gm_r = 0; gm_r < gm_mc; gm_r += kMR) {\n"
     << "                const int64_t gm_mv = std::min<int64_t>(kMR, gm_mc - gm_r);\n"
-    << "                const " << l.pt << "* const gm_asl = gm_ap + gm_r * gm_kpad;\n"
+    << ASliverLines(l, "                ")
     << "                for (int64_t gm_s = gm_s0; gm_s < gm_s1; ++gm_s) {\n"
     << BSliverLines(l, in) << in << "const int64_t gm_o = (gm_b * kM + gm_ic + gm_r) * kN + gm_j;\n";
   EmitTileCall(f, g, l, ptr, epilogue, in);
@@ -827,9 +858,12 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
                  (b.dtype == DType::kF32 || b.dtype == DType::kBF16);
   l.b_bf16 = l.b_in_place && b.dtype == DType::kBF16;
   l.ldb = S(b.k_stride);
+  l.a_in_place = !p.pack_a && !l.pairs && !l.amx && a.address && a.k_stride == 1 &&
+                 a.dtype == DType::kF32;
+  l.lda = S(a.lane_stride);
   l.ukr = l.amx ? AmxGemmMicroKernel(f.module(), p.prefetch_c, p.prefetch_ab > 0)
                 : GemmMicroKernel(f.module(), l.pairs, p.mr, p.nr, p.unroll_k, p.prefetch_c,
-                                  p.prefetch_ab, l.b_in_place, l.b_bf16);
+                                  p.prefetch_ab, l.b_in_place, l.b_bf16, l.a_in_place);
   // The last sliver of N % NR columns: a tile of whole vectors over them (N 100 on 32-column
   // slivers: 16 columns computed for its 4 rather than 32).
   if (!l.amx && !l.pairs && g.n % p.nr != 0) {
@@ -837,21 +871,22 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
     if (nre < p.nr) {
       l.nr_edge = nre;
       l.ukr_edge = GemmMicroKernel(f.module(), false, p.mr, nre, p.unroll_k, p.prefetch_c,
-                                   p.prefetch_ab, /*strided_b=*/true);
+                                   p.prefetch_ab, /*strided_b=*/true, false, l.a_in_place);
     }
   }
   // B in place: the packed partial sliver (f32, NR wide) through the f32 strided kernel.
   if (l.b_in_place) {
     l.ukr_part = l.nr_edge > 0 ? l.ukr_edge
                                : GemmMicroKernel(f.module(), false, p.mr, p.nr, p.unroll_k,
-                                                 p.prefetch_c, p.prefetch_ab, true);
+                                                 p.prefetch_c, p.prefetch_ab, true, false,
+                                                 l.a_in_place);
   }
 
   // The K slice as packed: bf16 pairs round it to even, AMX tiles to whole tile steps.
   const int64_t kalign = l.amx ? kAmxKStep : l.pairs ? 2 : 1;
   const int64_t kpad_max = RoundUp(p.kc, kalign);
   const int64_t elt = l.pairs ? 2 : 4;
-  const int64_t a_bytes = l.mc * kpad_max * elt,
+  const int64_t a_bytes = (l.a_in_place ? l.mr : l.mc) * kpad_max * elt,
                 b_bytes = (l.b_in_place ? p.nr : p.nc) * kpad_max * elt;
   auto& o = f.out();
   o << "  {  // blocked GEMM: batch " << g.batch << ", M " << g.m << ", N " << g.n << ", K " << g.k
@@ -862,7 +897,8 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
         : p.split == ThreadSplit::kColumns ? " over column ranges"
                                            : " over row blocks")
     << (l.amx ? ", AMX tiles" : l.pairs ? ", bf16 pairs" : "")
-    << (l.a_outer ? ", A slivers outer" : "") << (l.b_in_place ? ", B in place" : "") << "\n"
+    << (l.a_outer ? ", A slivers outer" : "") << (l.b_in_place ? ", B in place" : "")
+    << (l.a_in_place ? ", A in place" : "") << "\n"
     << "    constexpr int64_t kB = " << g.batch << ", kM = " << g.m << ", kN = " << g.n
     << ", kK = " << g.k << ";\n"
     << "    constexpr int64_t kMR = " << p.mr << ", kNR = " << p.nr << ", kKC = " << p.kc
@@ -896,6 +932,7 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
     << "        const int64_t gm_n1 = std::min<int64_t>(kN, kS * (gm_bt % kTN + 1) / kTN * kNR);\n";
   auto bidx = Decompose(o, "        ", "gm_b", g.batch_dims, "gm_bx");
   if (l.b_in_place) l.b_addr = b.address(bidx, "gm_j", "gm_pc");
+  if (l.a_in_place) l.a_addr = a.address(bidx, "gm_ic + gm_r", "gm_pc");
   const std::string kslice =
       "            const int64_t gm_kc = std::min<int64_t>(kKC, kK - gm_pc);\n"
       "            const int64_t gm_kpad = " +

@@ -224,7 +224,10 @@ std::string GemmEmitterTest::cache_dir_;
 // slivers outer with edge tiles and odd slices over column ranges and over the batch), B read in
 // place (pack_b 0: a partial last sliver in every panel around a shared panel, over column
 // ranges with A slivers outer, over the batch) and B packed where the model reads it in place
-// (these dots have a skinny M). All but the analytical one keep bf16 on the register tile
+// (these dots have a skinny M), A read in place (pack_a 0: a partial last sliver in every
+// block, over row blocks, with B in place too over column ranges with A slivers outer, over the
+// batch) and both packed where the model reads them in place (these dots also have a skinny
+// N). All but the analytical one keep bf16 on the register tile
 // (amx=0), which they are about; AmxSchedules() covers the tiles.
 const std::vector<Params>& Schedules() {
   static const std::vector<Params> kSchedules = {
@@ -251,6 +254,12 @@ const std::vector<Params>& Schedules() {
        {"thread_split", 2}, {"loop_order", 1}, {"amx", 0}},
       {{"pack_b", 0}, {"mr", 16}, {"nr", 64}, {"threads", 2}, {"thread_split", 1}, {"amx", 0}},
       {{"pack_b", 1}, {"mr", 4}, {"nr", 32}, {"kc", 16}, {"threads", 2}, {"amx", 0}},
+      {{"pack_a", 0}, {"mr", 5}, {"nr", 16}, {"kc", 7}, {"mc", 10}, {"nc", 24}, {"threads", 2},
+       {"thread_split", 0}, {"amx", 0}},
+      {{"pack_a", 0}, {"pack_b", 0}, {"mr", 3}, {"nr", 24}, {"kc", 16}, {"nc", 48},
+       {"threads", 3}, {"thread_split", 2}, {"loop_order", 1}, {"amx", 0}},
+      {{"pack_a", 0}, {"mr", 16}, {"nr", 64}, {"threads", 2}, {"thread_split", 1}, {"amx", 0}},
+      {{"pack_a", 1}, {"pack_b", 1}, {"threads", 2}, {"amx", 0}},
   };
   return kSchedules;
 }
@@ -270,8 +279,9 @@ TEST_F(GemmEmitterTest, FallbackMicroKernelsAgree) {
   for (const char* march : {"-march=x86-64-v3", "-march=x86-64"}) {
     SCOPED_TRACE(march);
     ExpectAgreement(kModule, {}, march);
-    // B read in place, f32 and bf16 widened (AVX2 and portable).
+    // B read in place, f32 and bf16 widened (AVX2 and portable); A read in place with it.
     ExpectAgreement(kModule, {{"pack_b", 0}, {"amx", 0}}, march);
+    ExpectAgreement(kModule, {{"pack_a", 0}, {"pack_b", 0}, {"amx", 0}}, march);
   }
 }
 
@@ -486,6 +496,7 @@ TEST(GemmParamsTest, SpaceDeclaresEveryParameterAroundItsInitialValue) {
     if (PlanGemmEpilogue(k)) want.insert("fuse_epilogue");  // gemm_epilogue_test.cc
     if (g->rhs_columns_contiguous) want.insert("pack_b");
     if (InnerApplies(*g)) want.insert("inner");
+    if (g->lhs_rows_contiguous) want.insert("pack_a");
     EXPECT_EQ(names, want) << k.hero->name;
   }
   EXPECT_EQ(dots, 13);
@@ -888,6 +899,74 @@ TEST(GemmParamsTest, TileColumnsFollowASkinnyN) {
     EXPECT_EQ(p.mr, mr) << "N " << n;
     EXPECT_EQ(p.nr, nr) << "N " << n;
   }
+}
+
+// A read in place (pack_a 0): the model's choice for an f32 A contiguous along K and at most
+// 128 columns, with at most 8 rows per tile and K slices of up to 4096 (balanced); packed for
+// more columns, a bf16-pair GEMM or an A that is not contiguous along K (the schedule cannot
+// force it there). The emitter reads in place exactly the dots whose A it finds in memory.
+TEST(GemmParamsTest, SkinnyNReadsAInPlace) {
+  const target::Target avx512 = Avx512Target();
+  DotGeometry d;
+  d.blockable = true;
+  d.lhs_rows_contiguous = true;
+  d.rhs_columns_contiguous = true;
+  d.m = 4096;
+  const std::vector<std::tuple<int64_t, int64_t, bool, int64_t, int64_t>> cases = {
+      // N, K, A packed, MR, KC
+      {16, 4096, false, 8, 4096}, {100, 5000, false, 8, 2504}, {128, 4096, false, 8, 4096},
+      {129, 4096, true, 14, 512}};
+  for (const auto& [n, k, packed, mr, kc] : cases) {
+    d.n = n;
+    d.k = k;
+    const GemmParams p = InitialGemmParams(d, avx512);
+    EXPECT_EQ(p.pack_a, packed) << "N " << n;
+    EXPECT_EQ(p.mr, mr) << "N " << n;
+    EXPECT_EQ(p.kc, kc) << "N " << n;
+  }
+  d.n = 64;
+  d.k = 4096;
+  DotGeometry strided = d;
+  strided.lhs_rows_contiguous = false;
+  EXPECT_TRUE(InitialGemmParams(strided, avx512).pack_a);
+  space::Schedule off;
+  off.values = {{"pack_a", 0}};
+  auto p = ResolveGemmParams(off, strided, avx512);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->pack_a);
+  DotGeometry bf = d;
+  bf.lhs_rows_contiguous = false;  // a bf16 A is never "contiguous rows" (f32 only)
+  bf.lhs_type = bf.rhs_type = hlo::DType::kBF16;
+  bf.bf16_pairs = true;
+  p = ResolveGemmParams(off, bf, avx512);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->pack_a);
+  off.values = {{"pack_a", 2}};
+  EXPECT_FALSE(ResolveGemmParams(off, d, avx512).ok());
+
+  // kModule under the model (inner form off): A in place on plain and wide (fused reads its A
+  // through a transpose, vec has no rows, the others are not contiguous along K or not f32).
+  auto module = hlo::ParseModule(kModule, "gemm.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto plan = analysis::PlanFusion(**module);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const target::Target host = target::HostCpu();
+  CpuEmitter emitter;
+  space::Candidate c;
+  for (const auto& k : plan->kernels) c.kernels.push_back(emitter.SpaceFor(k, host).Initial());
+  auto impl = emitter.Emit(*plan, c, host);
+  ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+  std::set<std::string> in_place;
+  for (const auto& src : impl->sources) {
+    for (size_t at = src.text.find("A in place"); at != std::string::npos;
+         at = src.text.find("A in place", at + 1)) {
+      const size_t dot = src.text.rfind("// dot %", at);
+      ASSERT_NE(dot, std::string::npos);
+      const size_t name = dot + 8;
+      in_place.insert(src.text.substr(name, src.text.find(' ', name) - name));
+    }
+  }
+  EXPECT_EQ(in_place, (std::set<std::string>{"plain", "wide"}));
 }
 
 // The inner-product form: the model's choice for an f32 A contiguous along K, at most 12

@@ -25,7 +25,7 @@ struct Isa {
 // elements per 64-byte line; with `strided_b` the k rows are `ldb` apart) and of A's (one line
 // per k: A's step is at most a line).
 void EmitPrefetchAB(std::ostream& o, int64_t a_step, int64_t b_step, int64_t ahead, int64_t line,
-                    bool strided_b = false) {
+                    bool strided_b = false, bool strided_a = false) {
   if (ahead <= 0) return;
   for (int64_t j = 0; j < b_step; j += line) {
     o << "    _mm_prefetch(reinterpret_cast<const char*>(b + ";
@@ -33,6 +33,8 @@ void EmitPrefetchAB(std::ostream& o, int64_t a_step, int64_t b_step, int64_t ahe
     else o << b_step * ahead + j;
     o << "), _MM_HINT_T0);\n";
   }
+  // A read in place spans MR rows, each its own stream: the hardware prefetchers follow them.
+  if (strided_a) return;
   o << "    _mm_prefetch(reinterpret_cast<const char*>(a + " << a_step * ahead
     << "), _MM_HINT_T0);\n";
 }
@@ -52,9 +54,10 @@ std::string LoadB(const Isa& isa, int64_t v, bool bf16_b) {
 
 // f32 panels: per k, NR/lanes vector loads of B, MR broadcasts of A, MR·NR/lanes FMAs. With
 // `strided_b` B's k rows are `ldb` elements apart (B read in place) instead of NR; with
-// `bf16_b` they are bf16, widened to f32 as they are loaded.
+// `bf16_b` they are bf16, widened to f32 as they are loaded. With `strided_a` A's rows are
+// `lda` elements apart and contiguous along k (A read in place) instead of k-major MR wide.
 void EmitF32Body(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr, int64_t unroll,
-                 int64_t ahead, bool strided_b, bool bf16_b) {
+                 int64_t ahead, bool strided_b, bool bf16_b, bool strided_a) {
   const int64_t nv = nr / isa.lanes;
   const std::string p = isa.prefix;
   for (int64_t i = 0; i < mr; ++i) {
@@ -66,17 +69,18 @@ void EmitF32Body(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr, int64_
   for (int64_t v = 0; v < nv; ++v) {
     o << "    const " << isa.vec << " b" << v << " = " << LoadB(isa, v, bf16_b) << ";\n";
   }
-  EmitPrefetchAB(o, mr, nr, ahead, bf16_b ? 32 : 16, strided_b);
+  EmitPrefetchAB(o, mr, nr, ahead, bf16_b ? 32 : 16, strided_b, strided_a);
   for (int64_t i = 0; i < mr; ++i) {
-    o << "    { const " << isa.vec << " ai = " << p << "_set1_ps(a[" << i << "]);";
+    o << "    { const " << isa.vec << " ai = " << p << "_set1_ps(a["
+      << (strided_a ? std::to_string(i) + " * lda" : std::to_string(i)) << "]);";
     for (int64_t v = 0; v < nv; ++v) {
       o << " " << Var("c", i, v) << " = " << p << "_fmadd_ps(ai, b" << v << ", " << Var("c", i, v)
         << ");";
     }
     o << " }\n";
   }
-  o << "    a += " << mr << ";\n    b += " << (strided_b ? std::string("ldb") : std::to_string(nr))
-    << ";\n  }\n";
+  o << "    a += " << (strided_a ? 1 : mr) << ";\n    b += "
+    << (strided_b ? std::string("ldb") : std::to_string(nr)) << ";\n  }\n";
 }
 
 // bf16 pairs: per pair of k, NR/16 vector loads of B (16 columns × 2 k), MR 32-bit broadcasts
@@ -129,7 +133,7 @@ void EmitWriteBack(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr) {
 
 // Portable fallback (no SIMD flavour matched the compiler's flags): same contract, plain loops.
 void EmitScalar(std::ostream& o, bool bf16_pairs, int64_t mr, int64_t nr, bool strided_b,
-                bool bf16_b) {
+                bool bf16_b, bool strided_a) {
   o << "  float t[" << mr * nr << "] = {};\n";
   if (bf16_pairs) {
     o << "  for (int64_t k = 0; k < kp; ++k, a += " << 2 * mr << ", b += " << 2 * nr << ")\n"
@@ -139,11 +143,12 @@ void EmitScalar(std::ostream& o, bool bf16_pairs, int64_t mr, int64_t nr, bool s
       << "mkrt::bf16_to_f32(b[2 * j]) + mkrt::bf16_to_f32(a[2 * i + 1]) * "
       << "mkrt::bf16_to_f32(b[2 * j + 1]);\n";
   } else {
-    o << "  for (int64_t k = 0; k < kc; ++k, a += " << mr << ", b += "
+    o << "  for (int64_t k = 0; k < kc; ++k, a += " << (strided_a ? 1 : mr) << ", b += "
       << (strided_b ? std::string("ldb") : std::to_string(nr)) << ")\n"
       << "    for (int64_t i = 0; i < " << mr << "; ++i)\n"
       << "      for (int64_t j = 0; j < " << nr << "; ++j) t[i * " << nr
-      << " + j] += a[i] * " << (bf16_b ? "mkrt::bf16_to_f32(b[j])" : "b[j]") << ";\n";
+      << " + j] += a[" << (strided_a ? "i * lda" : "i") << "] * "
+      << (bf16_b ? "mkrt::bf16_to_f32(b[j])" : "b[j]") << ";\n";
   }
   o << "  for (int64_t i = 0; i < " << mr << "; ++i)\n"
     << "    for (int64_t j = 0; j < " << nr << "; ++j)\n"
@@ -179,26 +184,28 @@ void EnsureGemmIntrinsics(ModuleContext& mc) {
 
 std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int64_t nr,
                             int64_t unroll_k, bool prefetch_c, int64_t prefetch_ab,
-                            bool strided_b, bool bf16_b) {
+                            bool strided_b, bool bf16_b, bool strided_a) {
   strided_b = strided_b && !bf16_pairs;
   bf16_b = bf16_b && strided_b;
+  strided_a = strided_a && !bf16_pairs;
   std::string name = std::string("mk_gemm_") + (bf16_pairs ? "bf16" : "f32") + "_" +
                      std::to_string(mr) + "x" + std::to_string(nr) + "_u" +
                      std::to_string(unroll_k) + (prefetch_c ? "_pc" : "") +
                      (prefetch_ab > 0 ? "_pf" + std::to_string(prefetch_ab) : "") +
-                     (strided_b ? "_sb" : "") + (bf16_b ? "h" : "");
+                     (strided_b ? "_sb" : "") + (bf16_b ? "h" : "") + (strided_a ? "_sa" : "");
   if (mc.prelude().str().find(" " + name + "(") != std::string::npos) return name;
   EnsureGemmIntrinsics(mc);
   std::ostringstream o;
   o << "// GEMM micro-kernel: " << mr << "x" << nr << " f32 accumulators"
     << (bf16_pairs ? ", bf16 pairs (vdpbf16ps)" : "")
-    << (strided_b ? ", B rows ldb apart" : "") << (bf16_b ? " in bf16" : "") << "\n"
+    << (strided_b ? ", B rows ldb apart" : "") << (bf16_b ? " in bf16" : "")
+    << (strided_a ? ", A rows lda apart" : "") << "\n"
     << "__attribute__((noinline)) static void " << name << "(int64_t "
     << (bf16_pairs ? "kp, const uint16_t* __restrict a, const uint16_t* __restrict b"
                    : bf16_b ? "kc, const float* __restrict a, const uint16_t* __restrict b"
                             : "kc, const float* __restrict a, const float* __restrict b")
     << ", float* __restrict c, int64_t ldc, bool acc" << (strided_b ? ", int64_t ldb" : "")
-    << ") {\n";
+    << (strided_a ? ", int64_t lda" : "") << ") {\n";
   const Isa avx512{16, "__m512", "_mm512"}, avx2{8, "__m256", "_mm256"};
   if (prefetch_c) EmitPrefetchC(o, mr, nr);
   if (bf16_pairs) {
@@ -207,22 +214,22 @@ std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int6
       EmitBf16Body(o, mr, nr, unroll_k, prefetch_ab);
       EmitWriteBack(o, avx512, mr, nr);
       o << "#else\n";
-      EmitScalar(o, true, mr, nr, false, false);
+      EmitScalar(o, true, mr, nr, false, false, false);
       o << "#endif\n";
     } else {
-      EmitScalar(o, true, mr, nr, false, false);
+      EmitScalar(o, true, mr, nr, false, false, false);
     }
   } else {
     o << (nr % 16 == 0 ? "#if defined(__AVX512F__)\n" : "#if 0\n");
     if (nr % 16 == 0) {
-      EmitF32Body(o, avx512, mr, nr, unroll_k, prefetch_ab, strided_b, bf16_b);
+      EmitF32Body(o, avx512, mr, nr, unroll_k, prefetch_ab, strided_b, bf16_b, strided_a);
       EmitWriteBack(o, avx512, mr, nr);
     }
     o << "#elif defined(__AVX2__) && defined(__FMA__)\n";
-    EmitF32Body(o, avx2, mr, nr, unroll_k, prefetch_ab, strided_b, bf16_b);
+    EmitF32Body(o, avx2, mr, nr, unroll_k, prefetch_ab, strided_b, bf16_b, strided_a);
     EmitWriteBack(o, avx2, mr, nr);
     o << "#else\n";
-    EmitScalar(o, false, mr, nr, strided_b, bf16_b);
+    EmitScalar(o, false, mr, nr, strided_b, bf16_b, strided_a);
     o << "#endif\n";
   }
   o << "}\n";

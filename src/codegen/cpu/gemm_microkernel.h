@@ -25,9 +25,12 @@ namespace mk::codegen::cpu {
 // are ldb floats apart (b[k*ldb + j]): B read in place from a row-major operand, unpacked.
 // With `bf16_b` as well, b is a `const uint16_t*` of bf16 elements, widened to f32 (exactly)
 // as they are loaded: a bf16 B read in place, multiplied with f32 FMAs.
+// With `strided_a` (f32 only) the function takes a last argument `int64_t lda` (after ldb) and
+// A's rows are lda floats apart, each contiguous along k (a[i*lda + k]): A read in place from
+// a row-major operand, unpacked (its prefetch is left to the hardware's stream prefetchers).
 std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int64_t nr,
                             int64_t unroll_k, bool prefetch_c = true, int64_t prefetch_ab = 0,
-                            bool strided_b = false, bool bf16_b = false);
+                            bool strided_b = false, bool bf16_b = false, bool strided_a = false);
 
 // The inner-product form's kernel (GemmParams::inner):
 //   void NAME(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,

@@ -323,6 +323,17 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
         m_slivers == 1 && p.mr < 8 ? 16 : HalfL1Depth(target, p.nr * b_elt, 8, 16);
     p.kc = BalancedKc(k, slice, 8);
   }
+  // A in place (pack_a off) where few B slivers would reuse each packed A sliver (a skinny N):
+  // packing all of A was most of the work. At most 8 rows, each its own stream of broadcasts,
+  // and K in slices of up to 4096 (the C tile read and written once per slice). Measured with
+  // bench --schedule, 2 threads, f32 4096xNx4096 against the packed A (14x32 or 16x16, KC
+  // 512): N 16 3.35 -> 1.96 ms, N 32 5.33 -> 2.92 ms, N 100 14.0 -> 10.9 ms; 12 rows or KC 512
+  // instead were 5-30% slower.
+  p.pack_a = !(g.lhs_rows_contiguous && !p.amx && !p.bf16_pairs && g.n <= kAInPlaceMaxN);
+  if (!p.pack_a) {
+    p.mr = std::min(p.mr, kAInPlaceMaxMr);
+    if (p.pack_b) p.kc = BalancedKc(k, kAInPlaceKc, 8);
+  }
   // MC: the packed A block (MC×KC) in a quarter of L2, leaving the rest to the B sliver and
   // the C tile streams (half of L2 measured slower).
   int64_t mc = target.l2_bytes / 4 / (PackedKc(p) * PackedBytes(p));
@@ -384,6 +395,8 @@ Result<GemmParams> ResolveGemmParams(const space::Schedule& s, const DotGeometry
   // AMX tiles need B re-laid into pairs: packed whatever the schedule says; so does a bf16-pair
   // GEMM whose B cannot be read in place (without pairs it would only lose vdpbf16ps).
   p.pack_b = pack_b == 1 || p.amx || (g.bf16_pairs && !g.rhs_columns_contiguous);
+  int64_t pack_a = s.Get("pack_a", init.pack_a ? 1 : 0);
+  MK_RETURN_IF_ERROR(CheckRange("pack_a", pack_a, 0, 1));
   if (p.amx) {
     // The hardware's tile; K slices in whole tile steps.
     p.mr = kAmxMr;
@@ -398,6 +411,8 @@ Result<GemmParams> ResolveGemmParams(const space::Schedule& s, const DotGeometry
   MK_RETURN_IF_ERROR(CheckRange("thread_split", split, 0, 2));
   p.split = static_cast<ThreadSplit>(split);
   p.bf16_pairs = g.bf16_pairs && p.nr % 16 == 0 && p.pack_b;
+  // A in place is an f32 A on the register tile; AMX tiles and bf16 pairs pack it.
+  p.pack_a = pack_a == 1 || !g.lhs_rows_contiguous || p.amx || p.bf16_pairs;
   // The loop order, ignored where it cannot run (AMX tiles, a shared B panel, a large A);
   // without an NC, the model's for that order.
   int64_t order = s.Get("loop_order", static_cast<int64_t>(init.order));

@@ -82,6 +82,12 @@ struct GemmParams {
   // f32 on the widened B); elsewhere it is packed whatever this says. Pays where few A slivers
   // reuse each packed sliver (a skinny M).
   bool pack_b = true;
+  // A packed into MR-row slivers (BLIS), or, off, read in place: the micro-kernel broadcasts
+  // from MR rows of A at their own stride, and only a partial last sliver is packed (row-major,
+  // zero rows past M). Only where DotGeometry::lhs_rows_contiguous, the tile is a register one
+  // and the emitter finds A in memory. Pays where few B slivers reuse each packed A sliver (a
+  // skinny N), where packing all of A was most of the work.
+  bool pack_a = true;
   int64_t threads = 1;     // OpenMP threads (resolved: >= 1)
   ThreadSplit split = ThreadSplit::kBlocks;
   LoopOrder order = LoopOrder::kBSliverOuter;
@@ -102,6 +108,9 @@ struct GemmParams {
 // the model picks it: N of at most kInnerMaxN columns and K of at least kInnerMinK (each
 // result ends with a horizontal sum of MR·NR vectors, paid once per K).
 constexpr int64_t kInnerMaxN = 12, kInnerMinK = 64;
+// The model reads A in place (pack_a off) for an N of at most this many columns, on a tile of
+// at most kAInPlaceMaxMr rows and (B packed) K slices of up to kAInPlaceKc.
+constexpr int64_t kAInPlaceMaxN = 128, kAInPlaceMaxMr = 8, kAInPlaceKc = 4096;
 bool InnerApplies(const DotGeometry& g);
 bool InitialInner(const DotGeometry& g);
 // Its register tile for N columns on `target`: NR = N up to 8 (one pass over A's rows), 6

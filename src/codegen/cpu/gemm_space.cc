@@ -143,6 +143,11 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
                              "1: B packed into NR-column slivers; 0: read in place at its own "
                              "row stride (an f32 or bf16 B with contiguous columns; a skinny M)"));
   }
+  if (g.lhs_rows_contiguous && g.blockable) {
+    s.params.push_back(Param("pack_a", {0, 1}, init.pack_a ? 1 : 0,
+                             "1: A packed into MR-row slivers; 0: read in place at its own row "
+                             "stride (an f32 A contiguous along K; a skinny N)"));
+  }
   if (InnerApplies(g)) {
     s.params.push_back(Param("inner", {0, 1}, init.inner ? 1 : 0,
                              "1: inner-product form, lanes along K: A's rows read in place, B "
