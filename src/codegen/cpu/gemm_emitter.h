@@ -8,7 +8,11 @@
 // loop); for a convolution (conv_gemm.h), the im2col elements gathered from the input's lambda
 // on the fly (an implicit GEMM). Edge tiles go through a small tile buffer, of which only the
 // valid part is written back; a bf16/f16 result is rounded once, from f32 sums. OpenMP threads
-// split the work as GemmParams::split says (gemm_params.h).
+// split the work as GemmParams::split says (gemm_params.h). An operand in memory may skip its
+// packing: B with contiguous columns (pack_b off) or an f32 A contiguous along K (pack_a off)
+// is read in place by the micro-kernel at its own stride, only a partial last sliver packed.
+// For a small N, the inner-product form (GemmParams::inner) replaces all of this: A's rows in
+// place, B packed transposed, one horizontal sum per result.
 #pragma once
 
 #include <functional>
