@@ -1057,6 +1057,45 @@ TEST(GemmParamsTest, SmallNTakesTheInnerProductForm) {
   EXPECT_TRUE(inner_dots(kInnerModule, {{"inner", 0}}).empty());
 }
 
+// The model gives a GEMM no more threads than it has register tiles (of the form it runs): one
+// 8x16 tile runs on one thread, in the parameters and in the kernel space's initial schedule.
+TEST(GemmParamsTest, NoMoreThreadsThanTiles) {
+  target::Target t = Avx512Target();
+  t.cores = 2;
+  DotGeometry d;
+  d.blockable = true;
+  d.lhs_rows_contiguous = d.rhs_columns_contiguous = true;
+  d.m = 8, d.n = 16, d.k = 8192;  // A in place: an 8x16 tile
+  GemmParams p = InitialGemmParams(d, t);
+  EXPECT_EQ(GemmTiles(d, p), 1);
+  EXPECT_EQ(p.threads, 1);
+  d.m = 4096;
+  EXPECT_EQ(InitialGemmParams(d, t).threads, 2);
+  d.m = 3, d.n = 8, d.k = 65536;  // the inner-product form: one 3x8 tile
+  p = InitialGemmParams(d, t);
+  EXPECT_TRUE(p.inner);
+  EXPECT_EQ(p.threads, 1);
+  d.m = 6;
+  EXPECT_EQ(InitialGemmParams(d, t).threads, 2);
+
+  auto module = hlo::ParseModule(R"(
+HloModule one_tile
+ENTRY main {
+  a = f32[8,8192] parameter(0)
+  b = f32[8192,16] parameter(1)
+  ROOT d = f32[8,16] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)", "one_tile.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto plan = analysis::PlanFusion(**module);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->kernels.size(), 1u);
+  target::Target host = target::HostCpu();
+  host.cores = 2;
+  const space::Schedule s = CpuEmitter().SpaceFor(plan->kernels[0], host).Initial();
+  EXPECT_EQ(s.Get("threads", 0), 1);
+}
+
 TEST(GemmParamsTest, IntegerDotsAreNotBlockable) {
   auto module = hlo::ParseModule(kModule, "gemm.hlo");
   ASSERT_TRUE(module.ok()) << module.status().ToString();

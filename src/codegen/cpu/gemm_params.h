@@ -151,6 +151,10 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
 Result<GemmParams> ResolveGemmParams(const space::Schedule& schedule, const DotGeometry& g,
                                      const target::Target& target);
 
+// The register tiles of `g` under `p` (batch × row tiles × column tiles, of the inner-product
+// form's tile under p.inner): the model gives a GEMM at most that many threads.
+int64_t GemmTiles(const DotGeometry& g, const GemmParams& p);
+
 // The thread split the model picks for `g` under `p` (its threads and tile).
 ThreadSplit InitialThreadSplit(const DotGeometry& g, const GemmParams& p);
 

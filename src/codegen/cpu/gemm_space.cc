@@ -100,6 +100,9 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
     return s;
   }
   GemmParams init = InitialGemmParams(g, target);
+  // No more threads than the GEMM has tiles (InitialGemmParams' rule), whatever the kernel's
+  // size says.
+  s.params[0].initial = std::min<int64_t>(s.params[0].initial, GemmTiles(g, init));
   init.threads = s.params[0].initial;
   init.split = InitialThreadSplit(g, init);
   SetInitialLoopOrder(g, target, init);
