@@ -622,20 +622,34 @@ Status EmitInnerGemm(FunctionEmitter& f, const DotGeometry& g, const GemmParams&
   o << "      for (int64_t gm_w = 0; gm_w < kB * kRB; ++gm_w) {\n"
     << "        const int64_t gm_b = gm_w / kRB;\n";
   const auto bidx = Decompose(o, "        ", "gm_b", g.batch_dims, "gm_bx");
-  // B transposed: gm_bt[n * kK + k] = B(k, n), through the source (fused converts etc.).
+  // B transposed: gm_bt[n * kK + k] = B(k, n). An f32 B in memory is copied: row by row
+  // where its k run contiguous (B stored [N][K]), else k row by k row (a row-major [K][N] B
+  // read in order); otherwise through the source (fused converts etc.).
   o << "        if (gm_b != gm_packed) {\n"
-    << "          gm_packed = gm_b;\n"
-    << "          for (int64_t gm_n = 0; gm_n < kN; ++gm_n) {\n";
-  const auto nidx = Decompose(o, "            ", "gm_n", g.n_dims, "gm_nx");
-  o << "            for (int64_t gm_k = 0; gm_k < kK; ++gm_k) {\n";
-  const auto kidx = Decompose(o, "              ", "gm_k", g.k_dims, "gm_kx");
-  const PackElement e = b.element(bidx, nidx, kidx);
-  const std::string value = "static_cast<float>(" + e.value + ")";
-  o << "              gm_bt[gm_n * kK + gm_k] = "
-    << (e.valid.empty() ? value : "(" + e.valid + ") ? " + value + " : 0.0f") << ";\n"
-    << "            }\n"
-    << "          }\n"
-    << "        }\n"
+    << "          gm_packed = gm_b;\n";
+  if (b.address && b.dtype == DType::kF32 && b.k_stride == 1) {
+    o << "          for (int64_t gm_n = 0; gm_n < kN; ++gm_n)\n"
+      << "            std::memcpy(gm_bt + gm_n * kK, " << b.address(bidx, "gm_n", "0")
+      << ", kK * sizeof(float));\n";
+  } else if (b.address && b.dtype == DType::kF32 && b.lane_stride == 1) {
+    o << "          for (int64_t gm_k = 0; gm_k < kK; ++gm_k) {\n"
+      << "            const float* const gm_src = " << b.address(bidx, "0", "gm_k") << ";\n"
+      << "            for (int64_t gm_n = 0; gm_n < kN; ++gm_n) gm_bt[gm_n * kK + gm_k] = "
+         "gm_src[gm_n];\n"
+      << "          }\n";
+  } else {
+    o << "          for (int64_t gm_n = 0; gm_n < kN; ++gm_n) {\n";
+    const auto nidx = Decompose(o, "            ", "gm_n", g.n_dims, "gm_nx");
+    o << "            for (int64_t gm_k = 0; gm_k < kK; ++gm_k) {\n";
+    const auto kidx = Decompose(o, "              ", "gm_k", g.k_dims, "gm_kx");
+    const PackElement e = b.element(bidx, nidx, kidx);
+    const std::string value = "static_cast<float>(" + e.value + ")";
+    o << "              gm_bt[gm_n * kK + gm_k] = "
+      << (e.valid.empty() ? value : "(" + e.valid + ") ? " + value + " : 0.0f") << ";\n"
+      << "            }\n"
+      << "          }\n";
+  }
+  o << "        }\n"
     << "        const int64_t gm_ic = 0;\n"
     << "        const int64_t gm_r = gm_w % kRB * kMR;\n"
     << "        const int64_t gm_mv = std::min<int64_t>(kMR, kM - gm_r);\n"

@@ -106,8 +106,9 @@ ENTRY main {
 // Dots for the inner-product form (GemmParams::inner: a small N, A's rows read in place along
 // K). K 100 and 70 end in a partial vector of k (masked loads); M 37 and 19 leave edge rows on
 // every tile (8x1, 4x5, 4x6); N 9 leaves a 3-column edge on 6-column tiles. A bias + ReLU
-// epilogue on the tiles, a batch, B stored [N][K] (transposed while packing), a bf16 result,
-// and an N of 16, where the model keeps the blocked form.
+// epilogue on the tiles, a batch (in B's middle dim), B stored [N][K] (its rows copied), a
+// bf16 result, B read through a fused convert (packed element by element), and an N of 16,
+// where the model keeps the blocked form.
 constexpr const char* kInnerModule = R"(
 HloModule gemm_inner
 ENTRY main {
@@ -130,7 +131,10 @@ ENTRY main {
   half = bf16[37,9] dot(a, wt), lhs_contracting_dims={1}, rhs_contracting_dims={1}
   b16 = f32[100,16] parameter(7)
   n16 = f32[37,16] dot(a, b16), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT out = (f32[37,1], f32[37,5], f32[3,19,12], f32[37,9], bf16[37,9], f32[37,16]) tuple(n1, relu, batched, tw, half, n16)
+  hb = bf16[100,7] parameter(8)
+  cb = f32[100,7] convert(hb)
+  fusedb = f32[37,7] dot(a, cb), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT out = (f32[37,1], f32[37,5], f32[3,19,12], f32[37,9], bf16[37,9], f32[37,16], f32[37,7]) tuple(n1, relu, batched, tw, half, n16, fusedb)
 }
 )";
 
@@ -1052,7 +1056,7 @@ TEST(GemmParamsTest, SmallNTakesTheInnerProductForm) {
     return names;
   };
   EXPECT_EQ(inner_dots(kInnerModule, {}),
-            (std::set<std::string>{"n1", "d5", "batched", "tw", "half"}));
+            (std::set<std::string>{"n1", "d5", "batched", "tw", "half", "fusedb"}));
   EXPECT_EQ(inner_dots(kModule, {{"inner", 1}}), (std::set<std::string>{"plain", "wide"}));
   EXPECT_TRUE(inner_dots(kInnerModule, {{"inner", 0}}).empty());
 }
