@@ -495,7 +495,7 @@ void EmitTileCall(FunctionEmitter& f, const DotGeometry& g, const Layout& l,
   auto& o = f.out();
   const std::string kArg = l.amx ? "gm_kpad" : l.pairs ? "gm_kpad / 2" : "gm_kc";
   // The micro-kernel's extra arguments. AMX: tiles usable, the next-sliver prefetch run; B in
-  // place: the sliver's row stride.
+  // place: the B sliver's row stride; A in place: the A sliver's.
   const std::string extra_args = l.amx          ? ", gm_amx, gm_pf, gm_pfl"
                                  : std::string(l.b_in_place ? ", gm_ldb" : "") +
                                        (l.a_in_place ? ", gm_lda" : "");

@@ -209,9 +209,10 @@ bool InitialAmx(const DotGeometry& g, const target::Target& target) {
 bool InnerApplies(const DotGeometry& g) { return g.blockable && g.lhs_rows_contiguous; }
 
 // Measured with a standalone 2-thread harness of this form (f32, M 4096, K 4096) against the
-// blocked form's bench times: N 1-4 1.15 ms (A streamed once, at memory bandwidth; blocked 3.35
-// ms, oneDNN 1.16-2.66 ms), N 8 1.94 ms, N 12 2.47 ms; N 16 3.66 ms against blocked 3.35 ms:
-// with every operand streaming from L2 (no sliver stays in L1) the form is load-bound past 12.
+// blocked form's bench times: N 1-4 1.15 ms (A streamed once, at memory bandwidth; blocked with
+// A packed 3.35 ms, oneDNN 1.16-2.66 ms), N 8 1.94 ms, N 12 2.47 ms; N 16 3.66 ms against 1.88
+// ms for the blocked form with A in place (pack_a): with every operand streaming from L2 (no
+// sliver stays in L1) this form is load-bound past 12 columns.
 bool InitialInner(const DotGeometry& g) {
   return InnerApplies(g) && g.n <= kInnerMaxN && g.k >= kInnerMinK;
 }
