@@ -577,8 +577,92 @@ void EmitTilesASliverOuter(FunctionEmitter& f, const DotGeometry& g, const Layou
 
 // Whether the inner-product form can run on A: an f32 array in memory whose rows are
 // contiguous along K.
-bool InnerRuns(const GemmParams& p, const PackSource& a) {
-  return p.inner && a.address && a.k_stride == 1 && a.dtype == DType::kF32;
+bool InnerRuns(const GemmParams& p, const PackSource& a, const PackSource& b) {
+  auto rows_in_memory = [](const PackSource& s) {
+    return s.address && s.k_stride == 1 && s.dtype == DType::kF32;
+  };
+  return p.inner && rows_in_memory(a) && (!p.inner_swapped || rows_in_memory(b));
+}
+
+// The inner-product form with the operands' roles swapped (GemmParams::inner_swapped): threads
+// share the (batch, block of B's rows) work items; for each, the A rows run in tiles, each an
+// inner-product kernel call on B's rows (the kernel's rows, N) and A's rows (its columns, M),
+// both in place. The kernel's [n][m] tile is turned into the result's [m][n] in gm_tile, then
+// written back and run through the tile epilogue as the blocked form's.
+Status EmitInnerGemmSwapped(FunctionEmitter& f, const DotGeometry& g, const GemmParams& p,
+                            const PackSource& a, const PackSource& b, const std::string& ptr,
+                            const TileEpilogue* epilogue) {
+  const int64_t kr = p.inner_mr, kc = p.inner_nr;  // the kernel's tile: kr of N x kc of M
+  Layout l;
+  l.mr = kc;
+  l.nr = kr;
+  l.pt = "float";
+  l.threads = p.threads;
+  l.parallel = p.threads > 1;
+  l.tile_only = epilogue && epilogue->from_tile;
+  const int64_t ne = g.n % kr, me = g.m % kc;
+  const std::string full = GemmInnerKernel(f.module(), kr, kc);
+  const std::string m_edge = me ? GemmInnerKernel(f.module(), kr, me) : "";
+  const std::string n_edge = ne ? GemmInnerKernel(f.module(), ne, kc) : "";
+  const std::string corner = me && ne ? GemmInnerKernel(f.module(), ne, me) : "";
+  auto& o = f.out();
+  o << "  {  // inner-product GEMM, operands swapped: batch " << g.batch << ", M " << g.m
+    << ", N " << g.n << ", K " << g.k << "; kernel tile " << kr << "x" << kc << " (N x M), "
+    << p.threads << " thread(s) over column blocks, A and B read in place along K\n"
+    << "    constexpr int64_t kB = " << g.batch << ", kM = " << g.m << ", kN = " << g.n
+    << ", kK = " << g.k << ";\n"
+    << "    constexpr int64_t kMR = " << kc << ", kNR = " << kr << ", kCB = " << CeilDiv(g.n, kr)
+    << ";\n";
+  if (l.parallel) o << "#pragma omp parallel num_threads(" << p.threads << ")\n";
+  o << "    {\n"
+    << "      alignas(64) float gm_sw[kNR * kMR];  // the kernel's tile, [n][m]\n"
+    << "      alignas(64) float gm_tile[kMR * kNR];\n";
+  if (epilogue && !epilogue->region.empty()) o << epilogue->region;
+  if (l.parallel) o << "#pragma omp for schedule(static)\n";
+  o << "      for (int64_t gm_w = 0; gm_w < kB * kCB; ++gm_w) {\n"
+    << "        const int64_t gm_b = gm_w / kCB;\n";
+  const auto bidx = Decompose(o, "        ", "gm_b", g.batch_dims, "gm_bx");
+  o << "        const int64_t gm_ic = 0;\n"
+    << "        const int64_t gm_j = gm_w % kCB * kNR;\n"
+    << "        const int64_t gm_nv = std::min<int64_t>(kNR, kN - gm_j);\n"
+    << "        const float* const gm_brow = " << b.address(bidx, "gm_j", "0") << ";\n"
+    << "        constexpr bool gm_first = true, gm_last = true;\n"
+    << "        (void)gm_first;\n"
+    << "        (void)gm_last;\n"
+    << "        for (int64_t gm_r = 0; gm_r < kM; gm_r += kMR) {\n"
+    << "          const int64_t gm_mv = std::min<int64_t>(kMR, kM - gm_r);\n"
+    << "          const int64_t gm_o = (gm_b * kM + gm_r) * kN + gm_j;\n"
+    << "          const float* const gm_ar = " << a.address(bidx, "gm_r", "0") << ";\n";
+  auto call = [&](const std::string& ukr) {
+    return ukr + "(kK, gm_brow, " + S(b.lane_stride) + ", gm_ar, " + S(a.lane_stride) +
+           ", gm_sw, kMR);";
+  };
+  auto by_m = [&](const std::string& whole, const std::string& edge) {
+    if (edge.empty()) return call(whole);
+    return "if (gm_mv == kMR) " + call(whole) + " else " + call(edge);
+  };
+  const std::string in = "          ";
+  if (n_edge.empty()) {
+    o << in << by_m(full, m_edge) << "\n";
+  } else {
+    o << in << "if (gm_nv == kNR) { " << by_m(full, m_edge) << " }\n"
+      << in << "else { " << by_m(n_edge, corner) << " }\n";
+  }
+  o << in << "for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti)\n"
+    << in << "  for (int64_t gm_tj = 0; gm_tj < gm_nv; ++gm_tj)\n"
+    << in << "    gm_tile[gm_ti * kNR + gm_tj] = gm_sw[gm_tj * kMR + gm_ti];\n";
+  if (!l.tile_only) {
+    o << in << "for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti)\n"
+      << in << "  for (int64_t gm_tj = 0; gm_tj < gm_nv; ++gm_tj)\n"
+      << in << "    " << ptr << "[gm_o + gm_ti * kN + gm_tj] = "
+      << StoreExpr(g.out_type, "gm_tile[gm_ti * kNR + gm_tj]") << ";\n";
+  }
+  if (epilogue) EmitTileEpilogue(o, g, l, ptr, *epilogue, in);
+  o << "        }\n"   // A's tiles
+    << "      }\n"     // work items
+    << "    }\n"       // parallel region
+    << "  }\n";
+  return Status::Ok();
 }
 
 // The inner-product form (GemmParams::inner): threads share the (batch, MR-row block) work
@@ -829,7 +913,10 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   if (epilogue && TileRowDims(epilogue->dims, g) < 0) {
     return CannotLower(inst, "internal: a tile epilogue's dims do not split into rows and N");
   }
-  if (InnerRuns(p, a)) return EmitInnerGemm(f, g, p, a, b, ptr, epilogue);
+  if (InnerRuns(p, a, b)) {
+    return p.inner_swapped ? EmitInnerGemmSwapped(f, g, p, a, b, ptr, epilogue)
+                           : EmitInnerGemm(f, g, p, a, b, ptr, epilogue);
+  }
   Layout l;
   l.pairs = p.bf16_pairs;
   l.amx = p.amx && p.bf16_pairs && p.mr == kAmxMr && p.nr == kAmxNr;

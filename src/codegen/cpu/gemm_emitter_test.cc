@@ -108,7 +108,9 @@ ENTRY main {
 // every tile (8x1, 4x5, 4x6); N 9 leaves a 3-column edge on 6-column tiles. A bias + ReLU
 // epilogue on the tiles, a batch (in B's middle dim), B stored [N][K] (its rows copied), a
 // bf16 result, B read through a fused convert (packed element by element), and an N of 16,
-// where the model keeps the blocked form.
+// where the model keeps the blocked form. With the operands swapped (few rows of A, B stored
+// [N][K]): 9 rows of A against 37 of B (edges on both sides of the 4x6 kernel tile, and so
+// all four kernels) with a bias + ReLU epilogue and as a bf16 result, and 3 rows over a batch.
 constexpr const char* kInnerModule = R"(
 HloModule gemm_inner
 ENTRY main {
@@ -134,7 +136,18 @@ ENTRY main {
   hb = bf16[100,7] parameter(8)
   cb = f32[100,7] convert(hb)
   fusedb = f32[37,7] dot(a, cb), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT out = (f32[37,1], f32[37,5], f32[3,19,12], f32[37,9], bf16[37,9], f32[37,16], f32[37,7]) tuple(n1, relu, batched, tw, half, n16, fusedb)
+  x9 = f32[9,100] parameter(9)
+  sw9 = f32[9,37] dot(x9, a), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  b37 = f32[37] parameter(10)
+  bb37 = f32[9,37] broadcast(b37), dimensions={1}
+  swadd = f32[9,37] add(sw9, bb37)
+  zb9 = f32[9,37] broadcast(zero), dimensions={}
+  swrelu = f32[9,37] maximum(swadd, zb9)
+  swh = bf16[9,37] dot(x9, a), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  bx = f32[2,3,100] parameter(11)
+  bw2 = f32[2,37,100] parameter(12)
+  swb = f32[2,3,37] dot(bx, bw2), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}
+  ROOT out = (f32[37,1], f32[37,5], f32[3,19,12], f32[37,9], bf16[37,9], f32[37,16], f32[37,7], f32[9,37], bf16[9,37], f32[2,3,37]) tuple(n1, relu, batched, tw, half, n16, fusedb, swrelu, swh, swb)
 }
 )";
 
@@ -1006,6 +1019,22 @@ TEST(GemmParamsTest, SmallNTakesTheInnerProductForm) {
   EXPECT_EQ(p2.inner_nr, 6);
   d.k = 63;
   EXPECT_FALSE(InitialGemmParams(d, avx512).inner);
+  // Swapped: B stored [N][K] too and M under N; the tile's columns are then over M.
+  DotGeometry sw = d;
+  sw.rhs_rows_contiguous = true;
+  sw.m = 1, sw.n = 4096, sw.k = 4096;
+  GemmParams ps = InitialGemmParams(sw, avx512);
+  EXPECT_TRUE(ps.inner);
+  EXPECT_TRUE(ps.inner_swapped);
+  EXPECT_EQ(ps.inner_mr, 8);
+  EXPECT_EQ(ps.inner_nr, 1);
+  EXPECT_EQ(GemmTiles(sw, ps), 512);
+  sw.m = 13;
+  EXPECT_FALSE(InitialGemmParams(sw, avx512).inner);
+  sw.m = 12, sw.n = 8;  // M over N: not swapped, the usual form over 8 columns
+  ps = InitialGemmParams(sw, avx512);
+  EXPECT_TRUE(ps.inner);
+  EXPECT_FALSE(ps.inner_swapped);
   d.k = 4096;
   DotGeometry strided = d;
   strided.lhs_rows_contiguous = false;
@@ -1056,7 +1085,8 @@ TEST(GemmParamsTest, SmallNTakesTheInnerProductForm) {
     return names;
   };
   EXPECT_EQ(inner_dots(kInnerModule, {}),
-            (std::set<std::string>{"n1", "d5", "batched", "tw", "half", "fusedb"}));
+            (std::set<std::string>{"n1", "d5", "batched", "tw", "half", "fusedb", "sw9", "swh",
+                                   "swb"}));
   EXPECT_EQ(inner_dots(kModule, {{"inner", 1}}), (std::set<std::string>{"plain", "wide"}));
   EXPECT_TRUE(inner_dots(kInnerModule, {{"inner", 0}}).empty());
 }

@@ -44,6 +44,9 @@ struct DotGeometry {
   // K elements are contiguous, so the inner-product form (GemmParams::inner) can read A's rows
   // in place when the emitter finds A in memory.
   bool lhs_rows_contiguous = false;
+  // The same of B: an f32 operand with one free dim and one contracting dim, its minor-most (B
+  // stored [N][K], as weights laid out [out][in] are).
+  bool rhs_rows_contiguous = false;
 };
 
 Result<DotGeometry> AnalyzeDot(const hlo::Instruction& dot, const target::Target& target);
@@ -102,6 +105,9 @@ struct GemmParams {
   // blocks are not used): a blocked GEMM of a few columns spends its time packing all of A.
   bool inner = false;
   int64_t inner_mr = 1, inner_nr = 1;
+  // ... with the operands' roles swapped (InnerSwapped): B's N rows are the tile's rows and A's
+  // few rows its columns, both read in place, nothing packed.
+  bool inner_swapped = false;
 };
 
 // The inner-product form's model: where it applies (lhs_rows_contiguous, blockable), and where
@@ -111,9 +117,12 @@ constexpr int64_t kInnerMaxN = 12, kInnerMinK = 64;
 // The model reads A in place (pack_a off) for an N of at most this many columns, on a tile of
 // at most kAInPlaceMaxMr rows and (B packed) K slices of up to kAInPlaceKc.
 constexpr int64_t kAInPlaceMaxN = 128, kAInPlaceMaxMr = 8, kAInPlaceKc = 4096;
+// Swapped (where both operands' rows are contiguous along K and M is under N), at most
+// kInnerMaxN rows of A: a decode-time GEMV against weights stored [N][K].
 bool InnerApplies(const DotGeometry& g);
+bool InnerSwapped(const DotGeometry& g);
 bool InitialInner(const DotGeometry& g);
-// Its register tile for N columns on `target`: NR = N up to 8 (one pass over A's rows), 6
+// Its register tile for N columns (M when swapped) on `target`: NR = N up to 8 (one pass over A's rows), 6
 // above; MR rows (2 to 8) so that the MR·NR accumulators take at most 3/4 of the vector
 // registers (AVX-512: 24 of 32), the rest holding the step's MR + NR loads.
 void InnerTile(int64_t n, const target::Target& target, int64_t& mr, int64_t& nr);
