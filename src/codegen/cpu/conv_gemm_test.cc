@@ -161,17 +161,7 @@ class ConvGemmTest : public ::testing::Test {
   // contraction kernel.
   Result<Implementation> Emit(const hlo::Module& m, const Params& params) {
     MK_ASSIGN_OR_RETURN(analysis::FusionPlan plan, analysis::PlanFusion(m));
-    CpuEmitter emitter;
-    target::Target target = target::HostCpu();
-    space::Candidate candidate;
-    for (const auto& k : plan.kernels) {
-      space::Schedule s = emitter.SpaceFor(k, target).Initial();
-      if (k.family == analysis::KernelFamily::kContraction) {
-        for (const auto& [name, v] : params) s.values[name] = v;
-      }
-      candidate.kernels.push_back(s);
-    }
-    return emitter.Emit(plan, candidate, target);
+    return testing::EmitWithContractionParams(plan, params);
   }
 
   // Runs case `c` under `params` and compares its output with the interpreter's.

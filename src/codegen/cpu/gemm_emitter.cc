@@ -584,6 +584,50 @@ bool InnerRuns(const GemmParams& p, const PackSource& a, const PackSource& b) {
   return p.inner && rows_in_memory(a) && (!p.inner_swapped || rows_in_memory(b));
 }
 
+// The Layout the tile epilogue reads for an inner-product GEMM whose result tiles are `rows`
+// (over M) by `cols` (over N).
+Layout InnerLayout(const GemmParams& p, const TileEpilogue* epilogue, int64_t rows,
+                   int64_t cols) {
+  Layout l;
+  l.mr = rows;
+  l.nr = cols;
+  l.pt = "float";
+  l.threads = p.threads;
+  l.parallel = p.threads > 1;
+  l.tile_only = epilogue && epilogue->from_tile;
+  return l;
+}
+
+// The inner-product kernel call on one tile of `kr` x `kc` kernel results: the full tile's
+// kernel, or where the dot leaves `rem_r` rows or `rem_c` columns over, the edge's own (no
+// padded results), chosen by the generated conditions `full_r` and `full_c`; `args` follow k.
+std::string InnerKernelCall(ModuleContext& m, int64_t kr, int64_t kc, int64_t rem_r,
+                            int64_t rem_c, const std::string& full_r, const std::string& full_c,
+                            const std::string& args, const std::string& in) {
+  auto call = [&](int64_t r, int64_t c) {
+    return GemmInnerKernel(m, r, c) + "(kK, " + args + ");";
+  };
+  auto by_columns = [&](int64_t r) {
+    const std::string whole = call(r, kc);
+    if (rem_c == 0) return whole;
+    return "if (" + full_c + ") " + whole + " else " + call(r, rem_c);
+  };
+  // One statement each: the kernels enter the prelude in this order (full tile first).
+  const std::string full = by_columns(kr);
+  if (rem_r == 0) return in + full + "\n";
+  const std::string edge = by_columns(rem_r);
+  return in + "if (" + full_r + ") { " + full + " }\n" + in + "else { " + edge + " }\n";
+}
+
+// Stores the valid part of gm_tile (the result's orientation, row stride kNR) at gm_o.
+void EmitInnerWriteBack(std::ostream& o, const DotGeometry& g, const std::string& ptr,
+                        const std::string& in) {
+  o << in << "for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti)\n"
+    << in << "  for (int64_t gm_tj = 0; gm_tj < gm_nv; ++gm_tj)\n"
+    << in << "    " << ptr << "[gm_o + gm_ti * kN + gm_tj] = "
+    << StoreExpr(g.out_type, "gm_tile[gm_ti * kNR + gm_tj]") << ";\n";
+}
+
 // The inner-product form with the operands' roles swapped (GemmParams::inner_swapped): threads
 // share the (batch, block of B's rows) work items; for each, the A rows run in tiles, each an
 // inner-product kernel call on B's rows (the kernel's rows, N) and A's rows (its columns, M),
@@ -593,18 +637,7 @@ Status EmitInnerGemmSwapped(FunctionEmitter& f, const DotGeometry& g, const Gemm
                             const PackSource& a, const PackSource& b, const std::string& ptr,
                             const TileEpilogue* epilogue) {
   const int64_t kr = p.inner_mr, kc = p.inner_nr;  // the kernel's tile: kr of N x kc of M
-  Layout l;
-  l.mr = kc;
-  l.nr = kr;
-  l.pt = "float";
-  l.threads = p.threads;
-  l.parallel = p.threads > 1;
-  l.tile_only = epilogue && epilogue->from_tile;
-  const int64_t ne = g.n % kr, me = g.m % kc;
-  const std::string full = GemmInnerKernel(f.module(), kr, kc);
-  const std::string m_edge = me ? GemmInnerKernel(f.module(), kr, me) : "";
-  const std::string n_edge = ne ? GemmInnerKernel(f.module(), ne, kc) : "";
-  const std::string corner = me && ne ? GemmInnerKernel(f.module(), ne, me) : "";
+  const Layout l = InnerLayout(p, epilogue, kc, kr);
   auto& o = f.out();
   o << "  {  // inner-product GEMM, operands swapped: batch " << g.batch << ", M " << g.m
     << ", N " << g.n << ", K " << g.k << "; kernel tile " << kr << "x" << kc << " (N x M), "
@@ -633,30 +666,15 @@ Status EmitInnerGemmSwapped(FunctionEmitter& f, const DotGeometry& g, const Gemm
     << "          const int64_t gm_mv = std::min<int64_t>(kMR, kM - gm_r);\n"
     << "          const int64_t gm_o = (gm_b * kM + gm_r) * kN + gm_j;\n"
     << "          const float* const gm_ar = " << a.address(bidx, "gm_r", "0") << ";\n";
-  auto call = [&](const std::string& ukr) {
-    return ukr + "(kK, gm_brow, " + S(b.lane_stride) + ", gm_ar, " + S(a.lane_stride) +
-           ", gm_sw, kMR);";
-  };
-  auto by_m = [&](const std::string& whole, const std::string& edge) {
-    if (edge.empty()) return call(whole);
-    return "if (gm_mv == kMR) " + call(whole) + " else " + call(edge);
-  };
   const std::string in = "          ";
-  if (n_edge.empty()) {
-    o << in << by_m(full, m_edge) << "\n";
-  } else {
-    o << in << "if (gm_nv == kNR) { " << by_m(full, m_edge) << " }\n"
-      << in << "else { " << by_m(n_edge, corner) << " }\n";
-  }
-  o << in << "for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti)\n"
+  o << InnerKernelCall(f.module(), kr, kc, g.n % kr, g.m % kc, "gm_nv == kNR", "gm_mv == kMR",
+                       "gm_brow, " + S(b.lane_stride) + ", gm_ar, " + S(a.lane_stride) +
+                           ", gm_sw, kMR",
+                       in)
+    << in << "for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti)\n"
     << in << "  for (int64_t gm_tj = 0; gm_tj < gm_nv; ++gm_tj)\n"
     << in << "    gm_tile[gm_ti * kNR + gm_tj] = gm_sw[gm_tj * kMR + gm_ti];\n";
-  if (!l.tile_only) {
-    o << in << "for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti)\n"
-      << in << "  for (int64_t gm_tj = 0; gm_tj < gm_nv; ++gm_tj)\n"
-      << in << "    " << ptr << "[gm_o + gm_ti * kN + gm_tj] = "
-      << StoreExpr(g.out_type, "gm_tile[gm_ti * kNR + gm_tj]") << ";\n";
-  }
+  if (!l.tile_only) EmitInnerWriteBack(o, g, ptr, in);
   if (epilogue) EmitTileEpilogue(o, g, l, ptr, *epilogue, in);
   o << "        }\n"   // A's tiles
     << "      }\n"     // work items
@@ -673,19 +691,7 @@ Status EmitInnerGemm(FunctionEmitter& f, const DotGeometry& g, const GemmParams&
                      const PackSource& a, const PackSource& b, const std::string& ptr,
                      const TileEpilogue* epilogue) {
   const int64_t mr = p.inner_mr, nr = p.inner_nr;
-  Layout l;
-  l.mr = mr;
-  l.nr = nr;
-  l.pt = "float";
-  l.threads = p.threads;
-  l.parallel = p.threads > 1;
-  l.tile_only = epilogue && epilogue->from_tile;
-  // Full tiles and the edges' own kernels (M % MR rows, N % NR columns): no padded results.
-  const int64_t me = g.m % mr, ne = g.n % nr;
-  const std::string full = GemmInnerKernel(f.module(), mr, nr);
-  const std::string col_edge = ne ? GemmInnerKernel(f.module(), mr, ne) : "";
-  const std::string row_edge = me ? GemmInnerKernel(f.module(), me, nr) : "";
-  const std::string corner = me && ne ? GemmInnerKernel(f.module(), me, ne) : "";
+  const Layout l = InnerLayout(p, epilogue, mr, nr);
   const bool direct = g.out_type == DType::kF32 && !l.tile_only;
   auto& o = f.out();
   o << "  {  // inner-product GEMM: batch " << g.batch << ", M " << g.m << ", N " << g.n
@@ -746,26 +752,10 @@ Status EmitInnerGemm(FunctionEmitter& f, const DotGeometry& g, const GemmParams&
     << "          const int64_t gm_o = (gm_b * kM + gm_r) * kN + gm_j;\n"
     << "          const float* const gm_btj = gm_bt + gm_j * kK;\n";
   const std::string dst = direct ? ptr + " + gm_o, kN" : "gm_tile, kNR";
-  auto call = [&](const std::string& ukr) {
-    return ukr + "(kK, gm_ar, " + S(a.lane_stride) + ", gm_btj, kK, " + dst + ");";
-  };
-  auto by_columns = [&](const std::string& whole, const std::string& edge) {
-    if (edge.empty()) return call(whole);
-    return "if (gm_nv == kNR) " + call(whole) + " else " + call(edge);
-  };
   const std::string in = "          ";
-  if (row_edge.empty()) {
-    o << in << by_columns(full, col_edge) << "\n";
-  } else {
-    o << in << "if (gm_mv == kMR) { " << by_columns(full, col_edge) << " }\n"
-      << in << "else { " << by_columns(row_edge, corner) << " }\n";
-  }
-  if (!direct && !l.tile_only) {
-    o << in << "for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti)\n"
-      << in << "  for (int64_t gm_tj = 0; gm_tj < gm_nv; ++gm_tj)\n"
-      << in << "    " << ptr << "[gm_o + gm_ti * kN + gm_tj] = "
-      << StoreExpr(g.out_type, "gm_tile[gm_ti * kNR + gm_tj]") << ";\n";
-  }
+  o << InnerKernelCall(f.module(), mr, nr, g.m % mr, g.n % nr, "gm_mv == kMR", "gm_nv == kNR",
+                       "gm_ar, " + S(a.lane_stride) + ", gm_btj, kK, " + dst, in);
+  if (!direct && !l.tile_only) EmitInnerWriteBack(o, g, ptr, in);
   if (epilogue) EmitTileEpilogue(o, g, l, ptr, *epilogue, in);
   o << "        }\n"   // tiles of the block
     << "      }\n"     // work items

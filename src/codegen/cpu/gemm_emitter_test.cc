@@ -153,27 +153,43 @@ ENTRY main {
 
 bool HostHasAmx() { return AmxAvailable(target::HostCpu()); }
 
+// The module's implementation for this machine with `params` overriding the initial schedule of
+// every contraction kernel.
+Result<Implementation> Emit(const hlo::Module& m, const Params& params) {
+  MK_ASSIGN_OR_RETURN(analysis::FusionPlan plan, analysis::PlanFusion(m));
+  return testing::EmitWithContractionParams(plan, params);
+}
+
+// The dots of `text`, emitted under `params`, whose GEMM's comment contains `marker` (the
+// GEMM's comment follows its dot's: "// dot %plain f32[37,53]").
+std::set<std::string> DotsWhoseGemmSays(const char* text, const Params& params,
+                                        const std::string& marker) {
+  std::set<std::string> names;
+  auto module = hlo::ParseModule(text, "gemm.hlo");
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+  if (!module.ok()) return names;
+  auto impl = Emit(**module, params);
+  EXPECT_TRUE(impl.ok()) << impl.status().ToString();
+  if (!impl.ok()) return names;
+  for (const auto& src : impl->sources) {
+    for (size_t at = src.text.find(marker); at != std::string::npos;
+         at = src.text.find(marker, at + 1)) {
+      const size_t dot = src.text.rfind("// dot %", at);
+      if (dot == std::string::npos) {
+        ADD_FAILURE() << "a GEMM saying '" << marker << "' without its dot's comment";
+        continue;
+      }
+      const size_t name = dot + 8;
+      names.insert(src.text.substr(name, src.text.find(' ', name) - name));
+    }
+  }
+  return names;
+}
+
 class GemmEmitterTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { cache_dir_ = testing::MakeTempDir("mk-gemm-test"); }
   static void TearDownTestSuite() { std::filesystem::remove_all(cache_dir_); }
-
-  // The module's implementation with `params` overriding the initial schedule of every
-  // contraction kernel.
-  Result<Implementation> Emit(const hlo::Module& m, const Params& params) {
-    MK_ASSIGN_OR_RETURN(analysis::FusionPlan plan, analysis::PlanFusion(m));
-    CpuEmitter emitter;
-    target::Target target = target::HostCpu();
-    space::Candidate candidate;
-    for (const auto& k : plan.kernels) {
-      space::Schedule s = emitter.SpaceFor(k, target).Initial();
-      if (k.family == analysis::KernelFamily::kContraction) {
-        for (const auto& [name, v] : params) s.values[name] = v;
-      }
-      candidate.kernels.push_back(s);
-    }
-    return emitter.Emit(plan, candidate, target);
-  }
 
   // Runs `text` under `params` (compiled with `march`) and compares every output with the
   // interpreter's.
@@ -850,33 +866,7 @@ TEST(GemmParamsTest, SkinnyMReadsBInPlace) {
   // Emitted with pack_b 0 (and amx 0) for every dot: in place exactly where B is an f32 or
   // bf16 array with contiguous columns (plain, vec, fused, wide; bf and f32out), packed
   // elsewhere.
-  auto plan = analysis::PlanFusion(**module);
-  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  const target::Target host = target::HostCpu();
-  CpuEmitter emitter;
-  space::Candidate c;
-  for (const auto& k : plan->kernels) {
-    space::Schedule s = emitter.SpaceFor(k, host).Initial();
-    if (k.family == analysis::KernelFamily::kContraction) {
-      s.values["pack_b"] = 0;
-      s.values["amx"] = 0;
-    }
-    c.kernels.push_back(s);
-  }
-  auto impl = emitter.Emit(*plan, c, host);
-  ASSERT_TRUE(impl.ok()) << impl.status().ToString();
-  std::set<std::string> in_place;
-  for (const auto& src : impl->sources) {
-    for (size_t at = src.text.find("B in place"); at != std::string::npos;
-         at = src.text.find("B in place", at + 1)) {
-      // The GEMM's comment follows its dot's ("// dot %plain f32[37,53]").
-      const size_t dot = src.text.rfind("// dot %", at);
-      ASSERT_NE(dot, std::string::npos);
-      const size_t name = dot + 8;
-      in_place.insert(src.text.substr(name, src.text.find(' ', name) - name));
-    }
-  }
-  EXPECT_EQ(in_place,
+  EXPECT_EQ(DotsWhoseGemmSays(kModule, {{"pack_b", 0}, {"amx", 0}}, "B in place"),
             (std::set<std::string>{"plain", "vec", "fused", "wide", "bf", "f32out"}));
 }
 
@@ -963,27 +953,8 @@ TEST(GemmParamsTest, SkinnyNReadsAInPlace) {
 
   // kModule under the model (inner form off): A in place on plain and wide (fused reads its A
   // through a transpose, vec has no rows, the others are not contiguous along K or not f32).
-  auto module = hlo::ParseModule(kModule, "gemm.hlo");
-  ASSERT_TRUE(module.ok()) << module.status().ToString();
-  auto plan = analysis::PlanFusion(**module);
-  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  const target::Target host = target::HostCpu();
-  CpuEmitter emitter;
-  space::Candidate c;
-  for (const auto& k : plan->kernels) c.kernels.push_back(emitter.SpaceFor(k, host).Initial());
-  auto impl = emitter.Emit(*plan, c, host);
-  ASSERT_TRUE(impl.ok()) << impl.status().ToString();
-  std::set<std::string> in_place;
-  for (const auto& src : impl->sources) {
-    for (size_t at = src.text.find("A in place"); at != std::string::npos;
-         at = src.text.find("A in place", at + 1)) {
-      const size_t dot = src.text.rfind("// dot %", at);
-      ASSERT_NE(dot, std::string::npos);
-      const size_t name = dot + 8;
-      in_place.insert(src.text.substr(name, src.text.find(' ', name) - name));
-    }
-  }
-  EXPECT_EQ(in_place, (std::set<std::string>{"plain", "wide"}));
+  EXPECT_EQ(DotsWhoseGemmSays(kModule, {}, "A in place"),
+            (std::set<std::string>{"plain", "wide"}));
 }
 
 // The inner-product form: the model's choice for an f32 A contiguous along K, at most 12
@@ -1051,38 +1022,9 @@ TEST(GemmParamsTest, SmallNTakesTheInnerProductForm) {
   on.values = {{"inner", 2}};
   EXPECT_FALSE(ResolveGemmParams(on, d, avx512).ok());
 
-  // Which dots the emitter runs in the inner-product form: its GEMM comment follows the dot's.
+  // Which dots the emitter runs in the inner-product form.
   auto inner_dots = [](const char* text, const Params& params) {
-    std::set<std::string> names;
-    auto module = hlo::ParseModule(text, "gemm.hlo");
-    EXPECT_TRUE(module.ok()) << module.status().ToString();
-    if (!module.ok()) return names;
-    auto plan = analysis::PlanFusion(**module);
-    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
-    if (!plan.ok()) return names;
-    const target::Target host = target::HostCpu();
-    CpuEmitter emitter;
-    space::Candidate c;
-    for (const auto& k : plan->kernels) {
-      space::Schedule s = emitter.SpaceFor(k, host).Initial();
-      if (k.family == analysis::KernelFamily::kContraction) {
-        for (const auto& [name, v] : params) s.values[name] = v;
-      }
-      c.kernels.push_back(s);
-    }
-    auto impl = emitter.Emit(*plan, c, host);
-    EXPECT_TRUE(impl.ok()) << impl.status().ToString();
-    if (!impl.ok()) return names;
-    for (const auto& src : impl->sources) {
-      for (size_t at = src.text.find("inner-product GEMM"); at != std::string::npos;
-           at = src.text.find("inner-product GEMM", at + 1)) {
-        const size_t dot = src.text.rfind("// dot %", at);
-        if (dot == std::string::npos) continue;
-        const size_t name = dot + 8;
-        names.insert(src.text.substr(name, src.text.find(' ', name) - name));
-      }
-    }
-    return names;
+    return DotsWhoseGemmSays(text, params, "inner-product GEMM");
   };
   EXPECT_EQ(inner_dots(kInnerModule, {}),
             (std::set<std::string>{"n1", "d5", "batched", "tw", "half", "fusedb", "sw9", "swh",

@@ -105,12 +105,14 @@ Result<DotGeometry> AnalyzeDot(const hlo::Instruction& dot, const target::Target
   g.rhs_columns_contiguous = (g.rhs_type == DType::kF32 || g.rhs_type == DType::kBF16) &&
                              g.rhs_free.size() == 1 &&
                              g.rhs_free[0] == rhs.rank() - 1 && dd.rhs_contracting.size() == 1;
-  g.lhs_rows_contiguous = g.lhs_type == DType::kF32 && g.lhs_free.size() == 1 &&
-                          dd.lhs_contracting.size() == 1 &&
-                          dd.lhs_contracting[0] == lhs.rank() - 1;
-  g.rhs_rows_contiguous = g.rhs_type == DType::kF32 && g.rhs_free.size() == 1 &&
-                          dd.rhs_contracting.size() == 1 &&
-                          dd.rhs_contracting[0] == rhs.rank() - 1;
+  // f32, one free dim, one contracting dim that is the operand's minor-most.
+  auto rows_contiguous = [](const hlo::Shape& s, DType t, const std::vector<int64_t>& free,
+                            const std::vector<int64_t>& contracting) {
+    return t == DType::kF32 && free.size() == 1 && contracting.size() == 1 &&
+           contracting[0] == s.rank() - 1;
+  };
+  g.lhs_rows_contiguous = rows_contiguous(lhs, g.lhs_type, g.lhs_free, dd.lhs_contracting);
+  g.rhs_rows_contiguous = rows_contiguous(rhs, g.rhs_type, g.rhs_free, dd.rhs_contracting);
   return g;
 }
 
@@ -211,15 +213,15 @@ bool InitialAmx(const DotGeometry& g, const target::Target& target) {
 
 bool InnerApplies(const DotGeometry& g) { return g.blockable && g.lhs_rows_contiguous; }
 
+bool InnerSwapped(const DotGeometry& g) {
+  return InnerApplies(g) && g.rhs_rows_contiguous && g.m < g.n;
+}
+
 // Measured with a standalone 2-thread harness of this form (f32, M 4096, K 4096) against the
 // blocked form's bench times: N 1-4 1.15 ms (A streamed once, at memory bandwidth; blocked with
 // A packed 3.35 ms, oneDNN 1.16-2.66 ms), N 8 1.94 ms, N 12 2.47 ms; N 16 3.66 ms against 1.88
 // ms for the blocked form with A in place (pack_a): with every operand streaming from L2 (no
 // sliver stays in L1) this form is load-bound past 12 columns.
-bool InnerSwapped(const DotGeometry& g) {
-  return InnerApplies(g) && g.rhs_rows_contiguous && g.m < g.n;
-}
-
 bool InitialInner(const DotGeometry& g) {
   if (!InnerApplies(g) || g.k < kInnerMinK) return false;
   return InnerSwapped(g) ? g.m <= kInnerMaxN : g.n <= kInnerMaxN;
@@ -230,6 +232,17 @@ void InnerTile(int64_t n, const target::Target& target, int64_t& mr, int64_t& nr
   nr = std::min<int64_t>(n <= 8 ? std::max<int64_t>(1, n) : 6, budget / 2);
   mr = std::clamp<int64_t>(budget / nr, 2, 8);
 }
+
+namespace {
+
+// The inner-product form on or off for `g`: its orientation and tile follow.
+void SetInner(const DotGeometry& g, const target::Target& target, bool on, GemmParams& p) {
+  p.inner = on && InnerApplies(g);
+  p.inner_swapped = p.inner && InnerSwapped(g);
+  InnerTile(p.inner_swapped ? g.m : g.n, target, p.inner_mr, p.inner_nr);
+}
+
+}  // namespace
 
 bool Bf16BInPlace(const DotGeometry& g) {
   return g.bf16_pairs && g.rhs_columns_contiguous && g.m <= kBf16InPlaceMaxRows;
@@ -352,9 +365,7 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
   p.prefetch_c = true;
   // Measured on a 2048³ f32 GEMM (Xeon, AMX machine): 8 or 16 k steps ahead 3% faster than none.
   p.prefetch_ab = 8;
-  p.inner = InitialInner(g);
-  p.inner_swapped = p.inner && InnerSwapped(g);
-  InnerTile(p.inner_swapped ? g.m : g.n, target, p.inner_mr, p.inner_nr);
+  SetInner(g, target, InitialInner(g), p);
   int64_t flops = 2 * g.batch * g.m * g.n * g.k;
   p.threads = flops < (int64_t{1} << 20) ? 1 : std::max(1, target.cores);
   p.threads = std::min(p.threads, GemmTiles(g, p));
@@ -444,9 +455,7 @@ Result<GemmParams> ResolveGemmParams(const space::Schedule& s, const DotGeometry
   if (s.values.count("nc") == 0) p.nc = ModelNc(g, target, p, p.order);
   int64_t inner = s.Get("inner", init.inner ? 1 : 0);
   MK_RETURN_IF_ERROR(CheckRange("inner", inner, 0, 1));
-  p.inner = inner == 1 && InnerApplies(g);
-  p.inner_swapped = p.inner && InnerSwapped(g);
-  InnerTile(p.inner_swapped ? g.m : g.n, target, p.inner_mr, p.inner_nr);
+  SetInner(g, target, inner == 1, p);
   // Clamp the cache blocks to the problem and to whole register tiles.
   p.kc = std::min(p.kc, std::max<int64_t>(1, g.k));
   p.mc = std::min(RoundUp(p.mc, p.mr), RoundUp(std::max<int64_t>(1, g.m), p.mr));

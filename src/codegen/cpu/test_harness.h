@@ -51,12 +51,9 @@ inline std::string MakeTempDir(const std::string& prefix) {
 }
 
 // `plan` emitted for this machine with `params` overriding every contraction kernel's initial
-// schedule, built (compile cache in `cache_dir`) and run on `args` with poisoned scratch: its
-// outputs, and in `source` the generated text. Empty (and a test failure) on error.
-inline std::vector<hlo::Literal> RunWithContractionParams(
-    const analysis::FusionPlan& plan, const std::vector<hlo::Literal>& args,
-    const std::map<std::string, int64_t>& params, const std::string& cache_dir,
-    std::string* source) {
+// schedule.
+inline Result<Implementation> EmitWithContractionParams(
+    const analysis::FusionPlan& plan, const std::map<std::string, int64_t>& params) {
   CpuEmitter emitter;
   const target::Target target = target::HostCpu();
   space::Candidate candidate;
@@ -67,7 +64,17 @@ inline std::vector<hlo::Literal> RunWithContractionParams(
     }
     candidate.kernels.push_back(s);
   }
-  auto impl = emitter.Emit(plan, candidate, target);
+  return emitter.Emit(plan, candidate, target);
+}
+
+// `plan` emitted as EmitWithContractionParams does, built (compile cache in `cache_dir`) and
+// run on `args` with poisoned scratch: its outputs, and in `source` the generated text. Empty
+// (and a test failure) on error.
+inline std::vector<hlo::Literal> RunWithContractionParams(
+    const analysis::FusionPlan& plan, const std::vector<hlo::Literal>& args,
+    const std::map<std::string, int64_t>& params, const std::string& cache_dir,
+    std::string* source) {
+  auto impl = EmitWithContractionParams(plan, params);
   EXPECT_TRUE(impl.ok()) << impl.status().ToString();
   if (!impl.ok()) return {};
   *source = impl->sources[0].text;
