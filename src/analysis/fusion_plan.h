@@ -59,6 +59,14 @@ struct FusionOptions {
   // fast as the tiles reduce it (13p at 8 MiB: no gain), one that does not is written to memory
   // and read back (13p at full scale, 4 GiB of logits: 6 calls 44 -> 28 s, 4 GiB less memory).
   int64_t row_reduction_min_bytes = int64_t{32} << 20;
+  // A dot's group norm into its kernel, computed group by group in its tiles
+  // (segment_epilogue.h), for groups of segment_min..segment_max columns: the widest register
+  // tile holds 64. Shorter groups pay the per-group loop's overhead on fewer elements: `bench
+  // --suite jaxbench --scale ci`, old/new binaries alternating, 40k (16 columns) 127 -> 192-205
+  // us, 45k (32) 177-188 -> 183-202 us; 29k (64) about even, at ci and at bench scale.
+  bool fuse_segment_epilogues = true;
+  int64_t segment_min = 64;
+  int64_t segment_max = 64;
 };
 
 // Partitions the entry computation. Called computations (to_apply, while bodies ...) stay with

@@ -11,6 +11,7 @@
 #include "analysis/cost.h"
 #include "analysis/fusion_plan.h"
 #include "analysis/row_reduce_epilogue.h"
+#include "analysis/segment_epilogue.h"
 
 namespace mk::analysis {
 
@@ -330,6 +331,53 @@ void FuseRowReductions(Partition& p, const hlo::Computation& entry,
   }
 }
 
+// Merges the reduction kernel that reads a dot's kernel (and nothing else does) into it where
+// the GEMM's tiles can run its passes group by group (segment_epilogue.h): 29k's GroupNorm.
+void FuseSegmentEpilogues(Partition& p, const hlo::Computation& entry,
+                          const std::vector<const Instruction*>& order,
+                          const FusionOptions& options) {
+  for (const Instruction* dot : order) {
+    if (dot->opcode != Opcode::kDot || !p.InKernel(dot)) continue;
+    const int c = p.GroupOf(dot);
+    if (p.Hero(c) != dot) continue;
+    std::set<int> readers;
+    for (const Instruction* m : p.Members(c)) {
+      for (const Instruction* u : p.Users(m)) {
+        if (!p.InKernel(u)) readers.insert(-1);
+        else if (p.GroupOf(u) != c) readers.insert(p.GroupOf(u));
+      }
+    }
+    if (readers.size() != 1 || readers.count(-1)) continue;
+    const int g = *readers.begin();
+    if (!p.Hero(g) || !IsSimpleReduce(p.Hero(g))) continue;
+    auto inside = [&](const Instruction* i) {
+      return p.InKernel(i) && (p.GroupOf(i) == c || p.GroupOf(i) == g);
+    };
+    std::vector<const Instruction*> members;
+    size_t reduces = 0;
+    for (const Instruction* i : order) {
+      if (!inside(i)) continue;
+      members.push_back(i);
+      if (i->opcode == Opcode::kReduce) ++reduces;
+    }
+    auto is_output = [&](const Instruction* i) {
+      if (i == entry.root()) return true;
+      for (const Instruction* u : p.Users(i)) {
+        if (!inside(u)) return true;
+      }
+      return false;
+    };
+    const auto plan = PlanSegmentEpilogue(dot, members, is_output);
+    if (!plan || plan->segment < options.segment_min || plan->segment > options.segment_max) {
+      continue;
+    }
+    size_t program_reduces = 0;
+    for (const Instruction* i : plan->program) program_reduces += i->opcode == Opcode::kReduce;
+    if (program_reduces != reduces) continue;
+    p.TryMerge(g, c);
+  }
+}
+
 // Pulls loop-op producers whose users are all in `g` into `g` (transitively).
 void GrowProducers(Partition& p, int g, const std::function<bool(const Instruction*)>& accept) {
   bool changed = true;
@@ -400,6 +448,8 @@ Result<FusionPlan> PlanFusion(const hlo::Module& module, const FusionOptions& op
   if (options.fuse_row_reductions) {
     FuseRowReductions(p, entry, order, options.row_reduction_min_bytes);
   }
+  // 3d. A dot's group norm into the dot's kernel, run group by group in the GEMM's tiles.
+  if (options.fuse_segment_epilogues) FuseSegmentEpilogues(p, entry, order, options);
   // 4. Loop fusion: a loop op joins its consumers' kernel when they all share one kernel that is
   //    not a contraction (where it would be recomputed per multiply-add) or a standalone op.
   for (auto it = order.rbegin(); it != order.rend(); ++it) {

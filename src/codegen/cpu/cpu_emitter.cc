@@ -74,6 +74,7 @@ Result<std::string> EmitKernel(ModuleContext& mc, const analysis::Kernel& kernel
     order = RowReduceEmissionOrder(kernel, rr->plan);
   }
   for (const Instruction* inst : order) MK_RETURN_IF_ERROR(f.EmitInstruction(inst));
+  MK_RETURN_IF_ERROR(f.EndKernel());
   if (f.HasDeferredGemm()) return Internal(kernel.name + ": the GEMM waited for an epilogue root it never met");
   std::ostringstream fn;
   // GCC's tuning for AVX-512 CPUs keeps loops at 256 bits; the schedule may ask for 512 for this

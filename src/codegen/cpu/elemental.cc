@@ -4,6 +4,7 @@
 // (src/interp/elementwise.cc, data_movement.cc) through mk_cpu_rt.h.
 #include <sstream>
 
+#include "analysis/row_program.h"
 #include "codegen/cpu/cpu_types.h"
 #include "codegen/cpu/emit_context.h"
 #include "codegen/cpu/fused_math.h"
@@ -175,19 +176,7 @@ std::vector<std::string> ReshapeArgs(const std::vector<int64_t>& from,
 
 }  // namespace
 
-bool IsElemental(const Instruction& inst) {
-  if (!inst.shape.is_array() && inst.opcode != Opcode::kGetTupleElement) return false;
-  switch (inst.opcode) {
-    case Opcode::kBroadcast: case Opcode::kReshape: case Opcode::kBitcast:
-    case Opcode::kTranspose: case Opcode::kSlice: case Opcode::kConcatenate: case Opcode::kPad:
-    case Opcode::kIota: case Opcode::kReverse: case Opcode::kCopy: case Opcode::kDynamicSlice:
-    case Opcode::kGetTupleElement: case Opcode::kOptimizationBarrier: case Opcode::kMap:
-    case Opcode::kBitcastConvert:
-      return true;
-    default:
-      return hlo::IsElementwise(inst.opcode);
-  }
-}
+bool IsElemental(const Instruction& inst) { return analysis::IsElementalOp(inst); }
 
 Result<std::string> ElementalBody(FunctionEmitter& f, const Instruction& inst) {
   const auto& ops = inst.operands;

@@ -8,6 +8,7 @@
 #include "codegen/cpu/element_chain.h"
 #include "codegen/cpu/gemm_emitter.h"
 #include "codegen/cpu/gemm_row_reduce.h"
+#include "codegen/cpu/gemm_segment.h"
 #include "codegen/cpu/vector_loops.h"
 #include "codegen/cpu/vector_rows.h"
 #include "hlo/literal.h"
@@ -284,6 +285,10 @@ void FunctionEmitter::BeginKernel(const analysis::Kernel& kernel) {
       schedule_.Get("fuse_epilogue", 0) == 1) {
     epilogue_ = PlanGemmEpilogue(kernel);
     if (!epilogue_) {
+      if (auto seg = KernelSegmentEpilogue(kernel)) {
+        BeginSegments(kernel, std::move(*seg));
+        return;
+      }
       if (auto plan = KernelRowReduceEpilogue(kernel)) {
         row_reduce_.emplace();
         row_reduce_->plan = std::move(*plan);
@@ -300,6 +305,67 @@ void FunctionEmitter::BeginKernel(const analysis::Kernel& kernel) {
       row_work_ = std::max(row_work_, inst->operands[0]->shape.num_elements());
     }
   }
+}
+
+void FunctionEmitter::BeginSegments(const analysis::Kernel& kernel,
+                                    analysis::SegmentEpilogue plan) {
+  // The passes are a row program over (GEMM row, group): row fusion's emission, whatever the
+  // schedule's row_fuse (a contraction kernel has none).
+  RowFusion fusion = PlanRowFusion(plan.program, plan.outputs, plan.seeds);
+  if (fusion.rows.empty()) return;  // accepted by the analysis: cannot happen
+  if (plan.value != plan.dot) epilogue_ = PlanGemmEpilogue(kernel, plan.value);
+  rows_ = std::move(fusion.rows);
+  row_cached_ = std::move(fusion.row_cached);
+  row_work_ = 0;
+  for (const Instruction* inst : plan.program) {
+    if (inst->opcode == Opcode::kReduce && inst->operands[0]->shape.is_array()) {
+      row_work_ = std::max(row_work_, inst->operands[0]->shape.num_elements());
+    }
+  }
+  segment_.emplace();
+  segment_->program.insert(plan.program.begin(), plan.program.end());
+  segment_->plan = std::move(plan);
+}
+
+Status FunctionEmitter::DeferSegmentGemm(const Instruction* value) {
+  auto tile = std::make_shared<TileEpilogue>();
+  tile->dims = value->shape.dims();
+  if (value != segment_->plan.dot) {
+    MK_ASSIGN_OR_RETURN(std::string ptr, StorageFor(value, 0, value->shape));
+    std::string v;
+    MK_ASSIGN_OR_RETURN(std::string statements,
+                        ElementStatements(*this, value, {{segment_->plan.dot, "gm_dv"}}, &v));
+    tile->body = "{ " + statements + ptr + "[gm_e] = " +
+                 StoreExactExpr(value->shape.dtype(), v) + "; }";
+    // The passes read value where the tiles stored it (as EmitDeferredGemm's later readers).
+    const std::string name = NewName("v" + module_.Id(value) + "_");
+    MK_RETURN_IF_ERROR(DefineLoadLambda(name, value->shape, ptr));
+    SetFn(value, name);
+    elemental_order_.erase(value);
+  }
+  segment_->tile = std::move(tile);
+  segment_->gemm = std::move(deferred_gemm_);
+  deferred_gemm_ = nullptr;
+  return Status::Ok();
+}
+
+Status FunctionEmitter::EndKernel() {
+  if (!segment_ || !segment_->gemm) return Status::Ok();
+  TileEpilogue tile = *segment_->tile;
+  bool done = false;
+  tile.segment = segment_->plan.segment;
+  tile.segment_groups = segment_->plan.groups;
+  tile.segment_rows = rows_;
+  tile.segment_code = loops_.str();
+  tile.segment_done = &done;
+  auto emit = std::move(segment_->gemm);
+  segment_->gemm = nullptr;
+  MK_RETURN_IF_ERROR(emit(&tile));
+  if (done) {  // else Finish runs the passes after the GEMM, in the row loop
+    rows_.clear();
+    loops_.str("");
+  }
+  return Status::Ok();
 }
 
 Status FunctionEmitter::EmitRowCached(const Instruction* inst, const std::string& name,
@@ -359,10 +425,16 @@ Result<std::string> FunctionEmitter::StorageFor(const Instruction* inst, int lea
   if (it != output_ptrs_.end() && static_cast<size_t>(std::max(leaf, 0)) < it->second.size()) {
     return it->second[static_cast<size_t>(std::max(leaf, 0))];
   }
-  return DeclareScratch(shape, "t");
+  // A group norm's input: the GEMM accumulates there (in place) and its tiles store it there.
+  const bool value = segment_ && inst == segment_->plan.value;
+  if (value && !segment_->value_ptr.empty()) return segment_->value_ptr;
+  MK_ASSIGN_OR_RETURN(std::string ptr, DeclareScratch(shape, "t"));
+  if (value) segment_->value_ptr = ptr;
+  return ptr;
 }
 
 Status FunctionEmitter::EmitInstruction(const Instruction* inst) {
+  in_program_ = segment_ && segment_->program.count(inst) > 0;
   std::string name = "v" + module_.Id(inst);
   out_ << "  // " << hlo::OpcodeName(inst->opcode) << " %" << inst->name << " "
        << inst->shape.ToString(false) << "\n";
@@ -395,7 +467,13 @@ Status FunctionEmitter::EmitInstruction(const Instruction* inst) {
   } else if (row_reduce_ && row_reduce_->active && IsRowReduce(row_reduce_->plan, inst)) {
     return EmitFusedRowReduce(*this, *inst);  // into its storage (an output's slot included)
   } else {
-    return EmitMaterialized(*this, *inst);
+    MK_RETURN_IF_ERROR(EmitMaterialized(*this, *inst));
+    // The dot itself is the group norm's input (no epilogue chain).
+    if (segment_ && inst == segment_->plan.value && deferred_gemm_) return DeferSegmentGemm(inst);
+    return Status::Ok();
+  }
+  if (segment_ && inst == segment_->plan.value && deferred_gemm_) {
+    return DeferSegmentGemm(inst);  // stored by the tiles (in its output slot if it is one)
   }
   if (IsOutput(inst)) {
     if (deferred_gemm_ && epilogue_ && epilogue_->root == inst) return EmitDeferredGemm(inst);

@@ -9,13 +9,16 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "analysis/fusion_plan.h"
 #include "analysis/row_reduce_epilogue.h"
+#include "analysis/segment_epilogue.h"
 #include "codegen/cpu/gemm_epilogue.h"
 #include "space/schedule.h"
 #include "support/status.h"
@@ -77,6 +80,16 @@ struct RowReduceEmission {
   std::map<const hlo::Instruction*, std::string> results;  // reduce -> its result's pointer
 };
 
+// A contraction kernel's group norm run in its GEMM's tiles (gemm_segment.h).
+struct SegmentEmission {
+  analysis::SegmentEpilogue plan;
+  std::set<const hlo::Instruction*> program;  // plan.program
+  std::string value_ptr;                       // where the tiles store plan.value
+  // The GEMM, deferred until the passes' code is complete, and the tile epilogue storing value.
+  std::function<Status(const TileEpilogue*)> gemm;
+  std::shared_ptr<TileEpilogue> tile;
+};
+
 // Emits the body of one function: a kernel (values read from module slots) or a scalar
 // computation (values from scalar parameters).
 class FunctionEmitter {
@@ -90,7 +103,10 @@ class FunctionEmitter {
   // Declarations and lambdas (and, outside row fusion, the loop nests too).
   std::ostringstream& out() { return out_; }
   // Where loop nests go: out(), or under row fusion the body of the kernel's row loop.
-  std::ostringstream& loops() { return rows_.empty() ? out_ : loops_; }
+  // (A group norm's passes in a GEMM's tiles: the body of the per-group code.)
+  std::ostringstream& loops() {
+    return rows_.empty() || (segment_ && !in_program_) ? out_ : loops_;
+  }
 
   // Called before a kernel's instructions are emitted: under the schedule's `row_fuse`, a
   // reduction kernel whose passes work row by row (vector_rows.h) gets one loop over its rows,
@@ -98,6 +114,9 @@ class FunctionEmitter {
   void BeginKernel(const analysis::Kernel& kernel);
   // The leading row dims bound by the row loop (empty without row fusion).
   const std::vector<int64_t>& row_dims() const { return rows_; }
+  // Called after the kernel's instructions: emits a GEMM that waited for its group norm's
+  // passes (gemm_segment.h).
+  Status EndKernel();
   // The function body: out(), then the row loop around loops() under row fusion.
   std::string Finish();
 
@@ -167,6 +186,8 @@ class FunctionEmitter {
   }
   // The kernel's row reductions when the schedule fuses them (fuse_epilogue), else null.
   RowReduceEmission* row_reduce() { return row_reduce_ ? &*row_reduce_ : nullptr; }
+  // The kernel's group norm run in its GEMM's tiles when the schedule fuses it, else null.
+  const SegmentEmission* segment() const { return segment_ ? &*segment_ : nullptr; }
 
   // Kernel outputs: the typed pointers (one per array leaf) their values must be stored to.
   void SetOutputPtrs(const hlo::Instruction* inst, std::vector<std::string> ptrs) {
@@ -189,6 +210,13 @@ class FunctionEmitter {
   std::optional<GemmEpilogue> epilogue_;
   std::optional<RowReduceEmission> row_reduce_;
   std::function<Status(const TileEpilogue*)> deferred_gemm_;
+  std::optional<SegmentEmission> segment_;
+  bool in_program_ = false;  // emitting an op of segment_'s passes
+  // Keeps the deferred GEMM for EndKernel with the tile epilogue storing `value`, the group
+  // norm's input; value's lambda then loads what the tiles stored.
+  Status DeferSegmentGemm(const hlo::Instruction* value);
+  // Segment mode for `kernel` (BeginKernel): the passes' rows, the epilogue storing value.
+  void BeginSegments(const analysis::Kernel& kernel, analysis::SegmentEpilogue plan);
   // Emits the deferred GEMM with `root`'s epilogue; root's lambda then loads its stored value.
   Status EmitDeferredGemm(const hlo::Instruction* root);
   // Computes `inst` (row-cached under row fusion) into a per-thread row buffer inside the row

@@ -413,23 +413,33 @@ void EmitTileEpilogue(std::ostream& o, const DotGeometry& g, const Layout& l,
       << ";\n"
       << e.row(l.nr);
   }
-  if (e.body.empty()) {
-    o << in << "  }\n" << in << "}\n";
-    return;
+  if (!e.body.empty()) {
+    const std::string n = rank - rows == 1 ? "i" + S(static_cast<int64_t>(rank) - 1) : "gm_col";
+    o << in << "#pragma GCC ivdep\n"
+      << in << "    for (int64_t " << n << " = gm_j; " << n << " < gm_j + gm_nv; ++" << n
+      << ") {\n";
+    if (rank - rows > 1) EmitIndexVars(o, in + "      ", n, e.dims, rows, rank);
+    o << in << "      const int64_t gm_e = gm_row * kN + " << n << ";\n"
+      << in << "      const float gm_dv = ";
+    if (l.tile_only) o << "gm_tile[gm_ti * kNR + (" << n << " - gm_j)]";
+    else o << LoadExpr(g.out_type, ptr + "[gm_e]");
+    o << ";\n"
+      << in << "      " << e.body << "\n"
+      << in << "    }\n";
   }
-  const std::string n = rank - rows == 1 ? "i" + S(static_cast<int64_t>(rank) - 1) : "gm_col";
-  o << in << "#pragma GCC ivdep\n"
-    << in << "    for (int64_t " << n << " = gm_j; " << n << " < gm_j + gm_nv; ++" << n << ") {\n";
-  if (rank - rows > 1) EmitIndexVars(o, in + "      ", n, e.dims, rows, rank);
-  o << in << "      const int64_t gm_e = gm_row * kN + " << n << ";\n"
-    << in << "      const float gm_dv = ";
-  if (l.tile_only) o << "gm_tile[gm_ti * kNR + (" << n << " - gm_j)]";
-  else o << LoadExpr(g.out_type, ptr + "[gm_e]");
-  o << ";\n"
-    << in << "      " << e.body << "\n"
-    << in << "    }\n"
-    << in << "  }\n"
-    << in << "}\n";
+  o << in << "  }\n";
+  if (!e.segment_code.empty()) {
+    // The tile's values are stored: each whole group in it, row by row, while it is in L1.
+    const std::string seg = S(e.segment);
+    o << in << "  for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti)\n"
+      << in << "  for (int64_t gm_sg = gm_j / " << seg << "; gm_sg < (gm_j + gm_nv) / " << seg
+      << "; ++gm_sg) {\n"
+      << in << "    const int64_t gm_prow = (gm_b * kM + gm_ic + gm_r + gm_ti) * "
+      << e.segment_groups << " + gm_sg;\n";
+    EmitIndexVars(o, in + "    ", "gm_prow", e.segment_rows, 0, e.segment_rows.size());
+    o << e.segment_code << in << "  }\n";
+  }
+  o << in << "}\n";
 }
 
 // The micro-kernel call that writes the tile at gm_asl x gm_bsl to gm_tile (row stride kNR): for
@@ -842,6 +852,10 @@ Status EmitGemmValue(FunctionEmitter& f, const hlo::Instruction& inst, const Dot
     no_buffer = g.k <= p.kc;
     rr->active = true;
     rr->threads = p.threads;
+  } else if (const SegmentEmission* seg = f.segment();
+             seg && seg->plan.value == &inst && row_dims == seg->plan.row_dims) {
+    // The group norm's input (gemm_segment.h): stored by the tiles, its passes run in them.
+    MK_ASSIGN_OR_RETURN(ptr, f.StorageFor(&inst, 0, inst.shape));
   } else if (e && e->dot == &inst && row_dims > 0) {
     // Emitted with the epilogue's root, after the epilogue's ops and side inputs are defined.
     // In place, it accumulates in the root's buffer, and this value's lambda is then only named
@@ -902,6 +916,19 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   if (!p.blocked || !g.blockable) return CannotLower(inst, "internal: GEMM is not blockable");
   if (epilogue && TileRowDims(epilogue->dims, g) < 0) {
     return CannotLower(inst, "internal: a tile epilogue's dims do not split into rows and N");
+  }
+  // A group norm's passes run in the tiles only where each holds whole groups: tiles start at
+  // multiples of NR (column chunks, NC and slivers are all whole NR), so NR a multiple of the
+  // group suffices. The inner-product forms' tiles are narrower than any fused group.
+  TileEpilogue without_segments;
+  if (epilogue && !epilogue->segment_code.empty()) {
+    if (!InnerRuns(p, a, b) && p.nr % epilogue->segment == 0) {
+      if (epilogue->segment_done) *epilogue->segment_done = true;
+    } else {
+      without_segments = *epilogue;
+      without_segments.segment_code.clear();
+      epilogue = &without_segments;
+    }
   }
   if (InnerRuns(p, a, b)) {
     return p.inner_swapped ? EmitInnerGemmSwapped(f, g, p, a, b, ptr, epilogue)

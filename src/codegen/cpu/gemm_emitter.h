@@ -91,6 +91,16 @@ struct TileEpilogue {
   // the micro-kernel returns), an f32 result (read unrounded), and no buffer of its own (the
   // epilogue's root has another type). Set by EmitGemmValue.
   bool from_tile = false;
+  // A group norm's passes (gemm_segment.h): `segment_code` runs once per group of `segment`
+  // columns in the tile, after `body` stored the tile's values, with the passes' row indices
+  // i0.. over `segment_rows` bound (row gm_row * segment_groups + the group). Only where every
+  // tile holds whole groups (NR a multiple of `segment`); the GEMM then sets *segment_done,
+  // and otherwise leaves the passes to the caller.
+  int64_t segment = 0;
+  int64_t segment_groups = 1;
+  std::vector<int64_t> segment_rows;
+  std::string segment_code;
+  bool* segment_done = nullptr;
 };
 
 // Declares i{first}..i{last-1}, the multi-index of linear index `var` over dims[first, last)

@@ -11,13 +11,19 @@ namespace mk::codegen::cpu {
 using hlo::Instruction;
 
 std::optional<GemmEpilogue> PlanGemmEpilogue(const analysis::Kernel& kernel) {
+  return PlanGemmEpilogue(kernel, nullptr);
+}
+
+std::optional<GemmEpilogue> PlanGemmEpilogue(const analysis::Kernel& kernel,
+                                             const Instruction* stored) {
   const Instruction* dot = kernel.hero;
   if (!dot || !dot->shape.is_array() ||
       (dot->opcode != hlo::Opcode::kDot && dot->opcode != hlo::Opcode::kConvolution)) {
     return std::nullopt;
   }
-  auto is_output = [&kernel](const Instruction* i) {
-    return std::find(kernel.outputs.begin(), kernel.outputs.end(), i) != kernel.outputs.end();
+  auto is_output = [&kernel, stored](const Instruction* i) {
+    return i == stored ||
+           std::find(kernel.outputs.begin(), kernel.outputs.end(), i) != kernel.outputs.end();
   };
   if (is_output(dot)) return std::nullopt;
   std::map<const Instruction*, std::vector<const Instruction*>> users;

@@ -30,6 +30,10 @@ struct GemmEpilogue {
 // may read; no other op of the chain is read outside it). The emitter fuses it where the hero
 // is a blocked GEMM whose result splits into rows and N (gemm_emitter.h's TileRowDims).
 std::optional<GemmEpilogue> PlanGemmEpilogue(const analysis::Kernel& kernel);
+// The same with `stored` (a value of the kernel read by later ops) taken as the output the
+// epilogue ends in: a group norm's input, stored for its passes (gemm_segment.h).
+std::optional<GemmEpilogue> PlanGemmEpilogue(const analysis::Kernel& kernel,
+                                             const hlo::Instruction* stored);
 
 // The epilogue reads an f32 GEMM result that it stores as another type (8p: rounded to bf16).
 // With one K slice the result then needs no buffer: each tile goes from the micro-kernel to the

@@ -476,4 +476,18 @@ std::vector<int64_t> GemmNrValues(const target::Target& target) {
   return v;
 }
 
+std::optional<std::pair<int64_t, int64_t>> RegisterTileWithNrMultiple(
+    const target::Target& target, int64_t nr, int64_t multiple, int64_t m) {
+  if (multiple <= 0) return std::nullopt;
+  const int64_t lanes = F32Lanes(target), regs = VectorRegisters(target);
+  for (int64_t v : GemmNrValues(target)) {
+    if (v < nr || v % multiple != 0) continue;
+    // InitialGemmParams' register budget: MR×NV accumulators, NV vectors of B, one of A.
+    const int64_t nv = v / lanes;
+    const int64_t mr = std::min<int64_t>({16, (regs - nv - 1) / nv, std::max<int64_t>(1, m)});
+    if (mr >= 1) return std::make_pair(mr, v);
+  }
+  return std::nullopt;
+}
+
 }  // namespace mk::codegen::cpu

@@ -1,9 +1,11 @@
 #include <algorithm>
 #include <optional>
+#include <tuple>
 
 #include "codegen/cpu/conv_gemm.h"
 #include "codegen/cpu/gemm_epilogue.h"
 #include "codegen/cpu/gemm_row_reduce.h"
+#include "codegen/cpu/gemm_segment.h"
 #include "codegen/cpu/gemm_params.h"
 #include "codegen/cpu/kernel_spaces.h"
 
@@ -115,15 +117,25 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
     s.params.push_back(Param("amx", {0, 1}, init.amx ? 1 : 0,
                              "1: Intel AMX tiles (tdpbf16ps, 32x32 tile); 0: vdpbf16ps registers"));
   }
-  s.params.push_back(Param("mr", GemmMrValues(), reg.mr, "micro-kernel tile rows (MR)"));
+  const std::optional<GemmEpilogue> epilogue = PlanGemmEpilogue(kernel);
+  // A group norm in the tiles needs tiles of whole groups: NR a multiple of the group.
+  const std::optional<analysis::SegmentEpilogue> segment =
+      epilogue ? std::nullopt : KernelSegmentEpilogue(kernel);
+  int64_t mr = reg.mr, nr = reg.nr;
+  if (segment && !init.amx && nr % segment->segment != 0) {
+    if (auto tile = RegisterTileWithNrMultiple(target, nr, segment->segment, g.m)) {
+      std::tie(mr, nr) = *tile;
+    }
+  }
+  s.params.push_back(Param("mr", GemmMrValues(), mr, "micro-kernel tile rows (MR)"));
   s.params.push_back(
-      Param("nr", GemmNrValues(target), reg.nr, "micro-kernel tile columns (NR, whole vectors)"));
+      Param("nr", GemmNrValues(target), nr, "micro-kernel tile columns (NR, whole vectors)"));
   // 2048: the AMX tiles' initial KC (2 KiB of operand per lane, gemm_params.cc); 4096: one
   // slice for an epilogue fed from the tile buffer (InitialKc).
-  const std::optional<GemmEpilogue> epilogue = PlanGemmEpilogue(kernel);
   // Row reductions on the tiles read the f32 result unrounded, like a from-tile epilogue.
-  const bool row_reduce = !epilogue && KernelRowReduceEpilogue(kernel).has_value();
-  const int64_t fuse = epilogue ? InitialFuseEpilogue(kernel, *epilogue, g) : row_reduce ? 1 : 0;
+  const bool row_reduce = !epilogue && !segment && KernelRowReduceEpilogue(kernel).has_value();
+  const int64_t fuse =
+      epilogue ? InitialFuseEpilogue(kernel, *epilogue, g) : (row_reduce || segment) ? 1 : 0;
   s.params.push_back(Param("kc", {16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096},
                            InitialKc(init, g, (epilogue && ReadsUnroundedResult(*epilogue)) ||
                                               row_reduce, fuse),
@@ -162,11 +174,18 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
   s.params.push_back(Param("loop_order", {0, 1}, static_cast<int64_t>(init.order),
                            "0: each B sliver streams past an MC block of A (L2); 1: each A "
                            "sliver stays in L1 while an L2-sized B panel streams past it"));
-  if (epilogue || row_reduce) {
+  if (epilogue || row_reduce || segment) {
     s.params.push_back(Param("fuse_epilogue", {0, 1}, fuse,
-                             "1: the elementwise epilogue, or the row reductions, run on each "
-                             "finished tile while it is in cache (gemm_epilogue.h, "
-                             "gemm_row_reduce.h); 0: a second pass over the stored GEMM"));
+                             "1: the elementwise epilogue, the row reductions, or a group norm's "
+                             "passes run on each finished tile while it is in cache "
+                             "(gemm_epilogue.h, gemm_row_reduce.h, gemm_segment.h); 0: a second "
+                             "pass over the stored GEMM"));
+  }
+  if (segment) {
+    // The group norm's reduces (reduce_emit.cc): vector partial sums along each group.
+    s.params.push_back(Param("reduce_lanes", {1, 8, 16}, segment->segment >= 16 ? 16 : 8,
+                             "partial accumulators per group in a group norm's reduces (1: the "
+                             "serial order)"));
   }
   return s;
 }

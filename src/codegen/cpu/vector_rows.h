@@ -1,12 +1,11 @@
 // Internal to the CPU emitter: row fusion of reduction kernels. A softmax or norm kernel makes
 // several passes over its input (a max, a sum, the normalized output); emitted one after the
-// other, each pass streams the whole input from memory. When every pass works row by row (the
-// reduces reduce only dimensions after the leading "row" dimensions, and every value that reads
-// a reduce result reads it at its own row), the passes can run inside one loop over the rows:
-// a row is read from memory once and re-read from cache by the later passes, and the rows are
-// shared among threads.
+// other, each pass streams the whole input from memory. When its ops form a row program
+// (analysis/row_program.h), the passes run inside one loop over the rows: a row is read from
+// memory once and re-read from cache by the later passes, and the rows are shared among threads.
 #pragma once
 
+#include <set>
 #include <vector>
 
 #include "hlo/module.h"
@@ -35,5 +34,10 @@ struct RowFusion {
   std::vector<const hlo::Instruction*> row_cached;
 };
 RowFusion PlanRowFusion(const analysis::Kernel& kernel);
+// The same for the row program `instructions` with its `outputs` and `seeds`
+// (analysis::RowProgramRows), whatever kernel they are part of (a GEMM's group norm).
+RowFusion PlanRowFusion(const std::vector<const hlo::Instruction*>& instructions,
+                        const std::vector<const hlo::Instruction*>& outputs,
+                        const std::set<const hlo::Instruction*>& seeds);
 
 }  // namespace mk::codegen::cpu
