@@ -62,8 +62,9 @@ struct FusionOptions {
   // A dot's group norm into its kernel, computed group by group in its tiles
   // (segment_epilogue.h), for groups of segment_min..segment_max columns: the widest register
   // tile holds 64. Shorter groups pay the per-group loop's overhead on fewer elements: `bench
-  // --suite jaxbench --scale ci`, old/new binaries alternating, 40k (16 columns) 127 -> 192-205
-  // us, 45k (32) 177-188 -> 183-202 us; 29k (64) about even, at ci and at bench scale.
+  // --suite jaxbench --scale ci`, old/new binaries alternating (a loaded machine), 40k (16
+  // columns) 127 -> 192-205 us, 45k (32) 177-188 -> 183-202 us; 29k (64) about even, at ci and
+  // at bench scale.
   bool fuse_segment_epilogues = true;
   int64_t segment_min = 64;
   int64_t segment_max = 64;
