@@ -280,6 +280,50 @@ void MergeRowReductionKernels(Partition& p, const std::vector<const Instruction*
   }
 }
 
+// The kernels other than `c` that read a member of kernel `c`; -1 where an instruction outside
+// every kernel reads one.
+std::set<int> ReaderKernels(const Partition& p, int c) {
+  std::set<int> readers;
+  for (const Instruction* m : p.Members(c)) {
+    for (const Instruction* u : p.Users(m)) {
+      if (!p.InKernel(u)) readers.insert(-1);
+      else if (p.GroupOf(u) != c) readers.insert(p.GroupOf(u));
+    }
+  }
+  return readers;
+}
+
+// Kernel `c` merged with the kernels `with`, as the epilogue analyses see a candidate: its
+// instructions in `order`, how many are reduces, and which the merged kernel outputs (the
+// entry's root, or a value read outside it).
+struct MergeCandidate {
+  std::vector<const Instruction*> members;
+  size_t reduces = 0;
+  std::function<bool(const Instruction*)> is_output;
+};
+
+MergeCandidate CandidateMerge(const Partition& p, const hlo::Computation& entry,
+                              const std::vector<const Instruction*>& order, int c,
+                              const std::set<int>& with) {
+  auto inside = [&p, c, with](const Instruction* i) {
+    return p.InKernel(i) && (p.GroupOf(i) == c || with.count(p.GroupOf(i)));
+  };
+  MergeCandidate m;
+  for (const Instruction* i : order) {
+    if (!inside(i)) continue;
+    m.members.push_back(i);
+    if (i->opcode == Opcode::kReduce) ++m.reduces;
+  }
+  m.is_output = [&p, &entry, inside](const Instruction* i) {
+    if (i == entry.root()) return true;
+    for (const Instruction* u : p.Users(i)) {
+      if (!inside(u)) return true;
+    }
+    return false;
+  };
+  return m;
+}
+
 // Merges the reduction kernels that read a dot's kernel (and nothing else does) into it where
 // the GEMM's tiles can compute their reduces (row_reduce_epilogue.h): the dot's result is then
 // never stored and read back. Every reduce of those kernels must be one of them, so that no
@@ -293,46 +337,28 @@ void FuseRowReductions(Partition& p, const hlo::Computation& entry,
     }
     const int c = p.GroupOf(dot);
     if (p.Hero(c) != dot) continue;
-    std::set<int> readers;
-    for (const Instruction* m : p.Members(c)) {
-      if (m == entry.root()) readers.insert(-1);
-      for (const Instruction* u : p.Users(m)) {
-        if (!p.InKernel(u)) readers.insert(-1);
-        else if (p.GroupOf(u) != c) readers.insert(p.GroupOf(u));
-      }
+    const std::set<int> readers = ReaderKernels(p, c);
+    const std::vector<const Instruction*>& own = p.Members(c);
+    if (readers.empty() || readers.count(-1) ||
+        std::find(own.begin(), own.end(), entry.root()) != own.end()) {
+      continue;
     }
-    if (readers.empty() || readers.count(-1)) continue;
     bool reductions = true;
     for (int g : readers) {
       const Instruction* hero = p.Hero(g);
       reductions = reductions && hero && IsSimpleReduce(hero);
     }
     if (!reductions) continue;
-    auto inside = [&](const Instruction* i) {
-      return p.InKernel(i) && (p.GroupOf(i) == c || readers.count(p.GroupOf(i)));
-    };
-    std::vector<const Instruction*> members;
-    size_t reduces = 0;
-    for (const Instruction* i : order) {
-      if (!inside(i)) continue;
-      members.push_back(i);
-      if (i->opcode == Opcode::kReduce) ++reduces;
-    }
-    auto is_output = [&](const Instruction* i) {
-      if (i == entry.root()) return true;
-      for (const Instruction* u : p.Users(i)) {
-        if (!inside(u)) return true;
-      }
-      return false;
-    };
-    const auto plan = PlanRowReduceEpilogue(dot, members, is_output);
-    if (!plan || plan->reduces.size() != reduces) continue;
+    const MergeCandidate m = CandidateMerge(p, entry, order, c, readers);
+    const auto plan = PlanRowReduceEpilogue(dot, m.members, m.is_output);
+    if (!plan || plan->reduces.size() != m.reduces) continue;
     for (int g : readers) p.TryMerge(g, c);
   }
 }
 
 // Merges the reduction kernel that reads a dot's kernel (and nothing else does) into it where
 // the GEMM's tiles can run its passes group by group (segment_epilogue.h): 29k's GroupNorm.
+// Every reduce of the merge must be one of the passes'.
 void FuseSegmentEpilogues(Partition& p, const hlo::Computation& entry,
                           const std::vector<const Instruction*>& order,
                           const FusionOptions& options) {
@@ -340,40 +366,18 @@ void FuseSegmentEpilogues(Partition& p, const hlo::Computation& entry,
     if (dot->opcode != Opcode::kDot || !p.InKernel(dot)) continue;
     const int c = p.GroupOf(dot);
     if (p.Hero(c) != dot) continue;
-    std::set<int> readers;
-    for (const Instruction* m : p.Members(c)) {
-      for (const Instruction* u : p.Users(m)) {
-        if (!p.InKernel(u)) readers.insert(-1);
-        else if (p.GroupOf(u) != c) readers.insert(p.GroupOf(u));
-      }
-    }
+    const std::set<int> readers = ReaderKernels(p, c);
     if (readers.size() != 1 || readers.count(-1)) continue;
     const int g = *readers.begin();
     if (!p.Hero(g) || !IsSimpleReduce(p.Hero(g))) continue;
-    auto inside = [&](const Instruction* i) {
-      return p.InKernel(i) && (p.GroupOf(i) == c || p.GroupOf(i) == g);
-    };
-    std::vector<const Instruction*> members;
-    size_t reduces = 0;
-    for (const Instruction* i : order) {
-      if (!inside(i)) continue;
-      members.push_back(i);
-      if (i->opcode == Opcode::kReduce) ++reduces;
-    }
-    auto is_output = [&](const Instruction* i) {
-      if (i == entry.root()) return true;
-      for (const Instruction* u : p.Users(i)) {
-        if (!inside(u)) return true;
-      }
-      return false;
-    };
-    const auto plan = PlanSegmentEpilogue(dot, members, is_output);
+    const MergeCandidate m = CandidateMerge(p, entry, order, c, readers);
+    const auto plan = PlanSegmentEpilogue(dot, m.members, m.is_output);
     if (!plan || plan->segment < options.segment_min || plan->segment > options.segment_max) {
       continue;
     }
     size_t program_reduces = 0;
     for (const Instruction* i : plan->program) program_reduces += i->opcode == Opcode::kReduce;
-    if (program_reduces != reduces) continue;
+    if (program_reduces != m.reduces) continue;
     p.TryMerge(g, c);
   }
 }

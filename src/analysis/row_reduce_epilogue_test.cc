@@ -2,19 +2,16 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 
 #include "analysis/fusion_plan.h"
-#include "hlo/parser.h"
+#include "analysis/test_modules.h"
 
 namespace mk::analysis {
 namespace {
 
-std::unique_ptr<hlo::Module> Parse(const std::string& text) {
-  auto m = hlo::ParseModule(text, "test.hlo");
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  return m.ok() ? std::move(m).value() : nullptr;
-}
+using testing::Entry;
+using testing::Named;
+using testing::Parse;
 
 // `body` goes into an entry computation after x (f32[8,16]), w (f32[16,32]) and
 // dot = x . w (f32[8,32]); the regions max/add/min are declared.
@@ -66,19 +63,6 @@ constexpr const char* kLogsumexpAndPick = R"(
   p = f32[8] reduce(pick, zero), dimensions={1}, to_apply=add
   ROOT loss = f32[8] subtract(lse, p)
 )";
-
-std::vector<const hlo::Instruction*> Entry(const hlo::Module& m) {
-  std::vector<const hlo::Instruction*> out;
-  for (const auto& i : m.entry()->instructions()) out.push_back(i.get());
-  return out;
-}
-
-const hlo::Instruction* Named(const hlo::Module& m, const std::string& name) {
-  for (const auto& i : m.entry()->instructions()) {
-    if (i->name == name) return i.get();
-  }
-  return nullptr;
-}
 
 std::optional<RowReduceEpilogue> Plan(const hlo::Module& m) {
   const hlo::Instruction* root = m.entry()->root();
@@ -151,14 +135,8 @@ TEST(RowReduceEpilogueTest, RejectsWhatTilesCannotComputeExactly) {
   for (const Case& c : cases) {
     auto m = Parse(Module(c.body));
     ASSERT_TRUE(m) << c.why;
-    const hlo::Instruction* root = m->entry()->root();
     const hlo::Instruction* sq = Named(*m, "sq");
-    auto is_output = [root](const hlo::Instruction* i) {
-      if (i == root) return true;
-      return root->opcode == hlo::Opcode::kTuple &&
-             std::find(root->operands.begin(), root->operands.end(), i) !=
-                 root->operands.end();
-    };
+    auto is_output = [&m](const hlo::Instruction* i) { return testing::IsEntryOutput(*m, i); };
     auto e = PlanRowReduceEpilogue(sq ? sq : Named(*m, "dot"), Entry(*m), is_output);
     EXPECT_FALSE(e) << c.why;
   }

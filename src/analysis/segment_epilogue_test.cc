@@ -5,19 +5,14 @@
 #include <algorithm>
 
 #include "analysis/fusion_plan.h"
-#include "hlo/parser.h"
+#include "analysis/test_modules.h"
 
 namespace mk::analysis {
 namespace {
 
-std::unique_ptr<hlo::Module> Parse(const std::string& text) {
-  auto m = hlo::ParseModule(text, "test.hlo");
-  if (!m.ok()) {
-    ADD_FAILURE() << m.status().ToString();
-    return nullptr;
-  }
-  return std::move(*m);
-}
+using testing::Entry;
+using testing::Named;
+using testing::Parse;
 
 // A GEMM [8,64] with a bias, then a group norm over `groups` groups of 64 / groups columns
 // (29k's form: mean, the variance about it, the normalized value), then `tail`.
@@ -48,19 +43,6 @@ std::string GroupNorm(int groups, const std::string& tail = "") {
          "  ib = " + gs + " broadcast(inv), dimensions={0,1}\n"
          "  out = " + gs + " multiply(d, ib)\n" +
          (tail.empty() ? "  ROOT o = " + gs + " copy(out)\n" : tail) + "}\n";
-}
-
-std::vector<const hlo::Instruction*> Entry(const hlo::Module& m) {
-  std::vector<const hlo::Instruction*> v;
-  for (const auto& i : m.entry()->instructions()) v.push_back(i.get());
-  return v;
-}
-
-const hlo::Instruction* Named(const hlo::Module& m, const std::string& name) {
-  for (const auto& i : m.entry()->instructions()) {
-    if (i->name == name) return i.get();
-  }
-  return nullptr;
 }
 
 TEST(SegmentEpilogueTest, GroupNormAfterAGemmRunsPerGroup) {
@@ -107,13 +89,7 @@ TEST(SegmentEpilogueTest, RejectsWhatTheTilesCannotRun) {
   for (const Case& c : cases) {
     auto m = Parse(c.text);
     ASSERT_TRUE(m) << c.why;
-    const hlo::Instruction* root = m->entry()->root();
-    auto is_output = [root](const hlo::Instruction* i) {
-      if (i == root) return true;
-      return root->opcode == hlo::Opcode::kTuple &&
-             std::find(root->operands.begin(), root->operands.end(), i) !=
-                 root->operands.end();
-    };
+    auto is_output = [&m](const hlo::Instruction* i) { return testing::IsEntryOutput(*m, i); };
     EXPECT_FALSE(PlanSegmentEpilogue(Named(*m, "dot"), Entry(*m), is_output)) << c.why;
   }
   // No reduce after the GEMM: nothing to run per group.

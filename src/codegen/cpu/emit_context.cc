@@ -331,17 +331,10 @@ Status FunctionEmitter::DeferSegmentGemm(const Instruction* value) {
   auto tile = std::make_shared<TileEpilogue>();
   tile->dims = value->shape.dims();
   if (value != segment_->plan.dot) {
-    MK_ASSIGN_OR_RETURN(std::string ptr, StorageFor(value, 0, value->shape));
-    std::string v;
-    MK_ASSIGN_OR_RETURN(std::string statements,
-                        ElementStatements(*this, value, {{segment_->plan.dot, "gm_dv"}}, &v));
-    tile->body = "{ " + statements + ptr + "[gm_e] = " +
-                 StoreExactExpr(value->shape.dtype(), v) + "; }";
-    // The passes read value where the tiles stored it (as EmitDeferredGemm's later readers).
-    const std::string name = NewName("v" + module_.Id(value) + "_");
-    MK_RETURN_IF_ERROR(DefineLoadLambda(name, value->shape, ptr));
-    SetFn(value, name);
-    elemental_order_.erase(value);
+    std::string ptr;
+    MK_ASSIGN_OR_RETURN(tile->body, StoreRootBody(value, segment_->plan.dot, &ptr));
+    // The passes read value where the tiles stored it.
+    MK_RETURN_IF_ERROR(LoadStoredRoot(value, ptr));
   }
   segment_->tile = std::move(tile);
   segment_->gemm = std::move(deferred_gemm_);
@@ -469,12 +462,10 @@ Status FunctionEmitter::EmitInstruction(const Instruction* inst) {
   } else {
     MK_RETURN_IF_ERROR(EmitMaterialized(*this, *inst));
     // The dot itself is the group norm's input (no epilogue chain).
-    if (segment_ && inst == segment_->plan.value && deferred_gemm_) return DeferSegmentGemm(inst);
+    if (WaitsForSegments(inst)) return DeferSegmentGemm(inst);
     return Status::Ok();
   }
-  if (segment_ && inst == segment_->plan.value && deferred_gemm_) {
-    return DeferSegmentGemm(inst);  // stored by the tiles (in its output slot if it is one)
-  }
+  if (WaitsForSegments(inst)) return DeferSegmentGemm(inst);  // stored by the tiles
   if (IsOutput(inst)) {
     if (deferred_gemm_ && epilogue_ && epilogue_->root == inst) return EmitDeferredGemm(inst);
     MK_ASSIGN_OR_RETURN(std::string ptr, StorageFor(inst, 0, inst->shape));
@@ -485,18 +476,17 @@ Status FunctionEmitter::EmitInstruction(const Instruction* inst) {
   return Status::Ok();
 }
 
-Status FunctionEmitter::EmitDeferredGemm(const Instruction* root) {
-  MK_ASSIGN_OR_RETURN(std::string ptr, StorageFor(root, 0, root->shape));
+Result<std::string> FunctionEmitter::StoreRootBody(const Instruction* root, const Instruction* dot,
+                                                   std::string* ptr) {
+  MK_ASSIGN_OR_RETURN(*ptr, StorageFor(root, 0, root->shape));
   std::string value;
   MK_ASSIGN_OR_RETURN(std::string statements,
-                      ElementStatements(*this, root, {{epilogue_->dot, "gm_dv"}}, &value));
-  TileEpilogue tile;
-  tile.dims = root->shape.dims();
-  tile.body = "{ " + statements + ptr + "[gm_e] = " + StoreExactExpr(root->shape.dtype(), value) +
-              "; }";
-  auto emit = std::move(deferred_gemm_);
-  deferred_gemm_ = nullptr;
-  MK_RETURN_IF_ERROR(emit(&tile));
+                      ElementStatements(*this, root, {{dot, "gm_dv"}}, &value));
+  return "{ " + statements + *ptr + "[gm_e] = " + StoreExactExpr(root->shape.dtype(), value) +
+         "; }";
+}
+
+Status FunctionEmitter::LoadStoredRoot(const Instruction* root, const std::string& ptr) {
   // Later readers of root (and nothing else reads the epilogue) load what the tiles stored; in
   // place, the dot's lambda no longer returns the dot, so root must not be recomputed from it
   // by a later chain (it is no longer an elemental lambda).
@@ -505,6 +495,17 @@ Status FunctionEmitter::EmitDeferredGemm(const Instruction* root) {
   SetFn(root, name);
   elemental_order_.erase(root);
   return Status::Ok();
+}
+
+Status FunctionEmitter::EmitDeferredGemm(const Instruction* root) {
+  TileEpilogue tile;
+  tile.dims = root->shape.dims();
+  std::string ptr;
+  MK_ASSIGN_OR_RETURN(tile.body, StoreRootBody(root, epilogue_->dot, &ptr));
+  auto emit = std::move(deferred_gemm_);
+  deferred_gemm_ = nullptr;
+  MK_RETURN_IF_ERROR(emit(&tile));
+  return LoadStoredRoot(root, ptr);
 }
 
 }  // namespace mk::codegen::cpu

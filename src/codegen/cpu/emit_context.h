@@ -219,6 +219,16 @@ class FunctionEmitter {
   void BeginSegments(const analysis::Kernel& kernel, analysis::SegmentEpilogue plan);
   // Emits the deferred GEMM with `root`'s epilogue; root's lambda then loads its stored value.
   Status EmitDeferredGemm(const hlo::Instruction* root);
+  // The tile epilogue's body storing `root`'s element, computed from the dot's (gm_dv), where
+  // root is stored (*ptr).
+  Result<std::string> StoreRootBody(const hlo::Instruction* root, const hlo::Instruction* dot,
+                                    std::string* ptr);
+  // root's lambda loads what the tiles stored at `ptr` (no longer an elemental lambda).
+  Status LoadStoredRoot(const hlo::Instruction* root, const std::string& ptr);
+  // Whether `inst` is the group norm's input and the GEMM computing it waits for the passes.
+  bool WaitsForSegments(const hlo::Instruction* inst) const {
+    return segment_ && inst == segment_->plan.value && deferred_gemm_;
+  }
   // Computes `inst` (row-cached under row fusion) into a per-thread row buffer inside the row
   // loop; its lambda `name` loads from there.
   Status EmitRowCached(const hlo::Instruction* inst, const std::string& name,

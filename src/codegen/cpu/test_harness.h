@@ -1,10 +1,13 @@
-// Shared by the CPU emitter tests: random inputs for a module's entry parameters, and a private
-// compile cache directory per test suite.
+// Shared by the CPU emitter tests: random inputs for a module's entry parameters, a private
+// compile cache directory per test suite, emitting and running a plan under given contraction
+// parameters, and comparing its outputs.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -91,6 +94,36 @@ inline std::vector<hlo::Literal> RunWithContractionParams(
   if (!got.ok()) return {};
   EXPECT_TRUE(got->outcome.ok()) << got->outcome.message;
   return got->outputs;
+}
+
+// How many times `what` occurs in `text` (a generated source's loops, calls ...).
+inline size_t Occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Whether `got` has `want`'s outputs, shape for shape, each element within
+// rel_tol * max(1, |want|) of want's; the message names the first that is not.
+inline ::testing::AssertionResult OutputsNear(const std::vector<hlo::Literal>& got,
+                                              const std::vector<hlo::Literal>& want,
+                                              double rel_tol) {
+  if (got.size() != want.size()) {
+    return ::testing::AssertionFailure() << got.size() << " outputs, want " << want.size();
+  }
+  for (size_t o = 0; o < want.size(); ++o) {
+    if (!got[o].shape().SameAs(want[o].shape())) {
+      return ::testing::AssertionFailure() << "output " << o << ": shape differs";
+    }
+    for (int64_t i = 0; i < want[o].num_elements(); ++i) {
+      const double g = got[o].GetDouble(i), w = want[o].GetDouble(i);
+      if (!(std::fabs(g - w) <= rel_tol * std::max(1.0, std::fabs(w)))) {
+        return ::testing::AssertionFailure()
+               << "output " << o << " element " << i << ": got " << g << ", want " << w;
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace mk::codegen::cpu::testing
