@@ -219,7 +219,8 @@ std::string ConvGemmTest::cache_dir_;
 
 // The analytical schedule; tiny blocks on one thread (every tile an edge, odd KC: several K
 // slices and bf16 slices ending in a padded pair); odd blocks over two threads sharing the B
-// panel; column ranges; the batch; and the generic loop nest. Those that shape the register tile
+// panel; column ranges; the batch; K ranges over three threads; and the generic loop nest.
+// Those that shape the register tile
 // keep bf16 on it (amx=0); AmxSchedules() covers the tiles.
 const std::vector<Params>& Schedules() {
   static const std::vector<Params> kSchedules = {
@@ -229,6 +230,7 @@ const std::vector<Params>& Schedules() {
        {"thread_split", 0}, {"amx", 0}},
       {{"mr", 4}, {"nr", 16}, {"kc", 32}, {"threads", 2}, {"thread_split", 2}, {"amx", 0}},
       {{"kc", 9}, {"threads", 2}, {"thread_split", 1}, {"amx", 0}},
+      {{"mr", 4}, {"nr", 16}, {"kc", 7}, {"threads", 3}, {"thread_split", 3}, {"amx", 0}},
       {{"gemm_blocked", 0}},
   };
   return kSchedules;
@@ -236,7 +238,7 @@ const std::vector<Params>& Schedules() {
 
 // AMX tiles: the model's blocks; one tile step per K slice and one tile per block on one thread
 // (every K slice padded, several slices); row blocks over two threads sharing the B panel; column
-// ranges with kc rounded up from 9; the batch.
+// ranges with kc rounded up from 9; the batch; K ranges.
 const std::vector<Params>& AmxSchedules() {
   static const std::vector<Params> kSchedules = {
       {{"amx", 1}},
@@ -244,6 +246,7 @@ const std::vector<Params>& AmxSchedules() {
       {{"amx", 1}, {"kc", 64}, {"mc", 64}, {"nc", 64}, {"threads", 2}, {"thread_split", 0}},
       {{"amx", 1}, {"kc", 9}, {"threads", 2}, {"thread_split", 2}},
       {{"amx", 1}, {"threads", 2}, {"thread_split", 1}},
+      {{"amx", 1}, {"kc", 32}, {"threads", 2}, {"thread_split", 3}},
   };
   return kSchedules;
 }

@@ -73,6 +73,9 @@ struct Layout {
   bool a_outer = false;   // LoopOrder::kASliverOuter: one A panel of all M per K slice
   int64_t chunks = 1;  // column ranges per GEMM (ThreadSplit::kColumns: one per thread)
   bool need_acc = false;  // bf16/f16 result with several K slices: f32 partial sums
+  // ThreadSplit::kDepth: each thread's K range into its own f32 partial result (gm_part, all
+  // of [batch][M][N]), then the partials summed tile by tile (EmitDepthSum).
+  bool depth = false;
   bool tile_only = false;  // the epilogue reads each tile from gm_tile (TileEpilogue::from_tile)
   std::string ukr;        // micro-kernel name
   int64_t mr = 0, nr = 0;
@@ -585,6 +588,44 @@ void EmitTilesASliverOuter(FunctionEmitter& f, const DotGeometry& g, const Layou
     << "              }\n";
 }
 
+// ThreadSplit::kDepth after the multiplies: once every thread's partial is complete, the
+// result's tiles (row-major, so each thread gets a range of rows) are summed over the partials
+// in thread order into gm_tile, then stored and given the tile epilogue as final tiles.
+void EmitDepthSum(std::ostream& o, const DotGeometry& g, const Layout& l, const std::string& ptr,
+                  const TileEpilogue* epilogue) {
+  const std::string in = "          ";
+  o << "#pragma omp barrier\n"
+    << "      {\n"
+    << "        constexpr int64_t kRT = (kM + kMR - 1) / kMR, kCT = (kN + kNR - 1) / kNR;\n"
+    << "#pragma omp for schedule(static)\n"
+    << "        for (int64_t gm_q = 0; gm_q < kB * kRT * kCT; ++gm_q) {\n"
+    << in << "const int64_t gm_b = gm_q / (kRT * kCT), gm_ic = 0;\n"
+    << in << "const int64_t gm_r = gm_q / kCT % kRT * kMR, gm_j = gm_q % kCT * kNR;\n"
+    << in << "const int64_t gm_mv = std::min<int64_t>(kMR, kM - gm_r);\n"
+    << in << "const int64_t gm_nv = std::min<int64_t>(kNR, kN - gm_j);\n"
+    << in << "const int64_t gm_o = (gm_b * kM + gm_r) * kN + gm_j;\n"
+    << in << "const bool gm_last = true;\n"
+    << in << "(void)gm_ic;\n"
+    << in << "(void)gm_last;\n"
+    << in << "for (int64_t gm_ti = 0; gm_ti < gm_mv; ++gm_ti) {\n"
+    << in << "  float* const gm_trow = gm_tile + gm_ti * kNR;\n"
+    << in << "  const float* const gm_p0 = gm_parts + gm_o + gm_ti * kN;\n"
+    << in << "  for (int64_t gm_tj = 0; gm_tj < gm_nv; ++gm_tj) gm_trow[gm_tj] = gm_p0[gm_tj];\n"
+    << in << "  for (int64_t gm_u = 1; gm_u < gm_nt; ++gm_u) {\n"
+    << in << "    const float* const gm_pu = gm_p0 + gm_u * kPart;\n"
+    << in << "#pragma GCC ivdep\n"
+    << in << "    for (int64_t gm_tj = 0; gm_tj < gm_nv; ++gm_tj) gm_trow[gm_tj] += gm_pu[gm_tj];\n"
+    << in << "  }\n";
+  if (!l.tile_only) {
+    o << in << "  for (int64_t gm_tj = 0; gm_tj < gm_nv; ++gm_tj) " << ptr
+      << "[gm_o + gm_ti * kN + gm_tj] = " << StoreExpr(g.out_type, "gm_trow[gm_tj]") << ";\n";
+  }
+  o << in << "}\n";
+  if (epilogue) EmitTileEpilogue(o, g, l, ptr, *epilogue, in);
+  o << "        }\n"
+    << "      }\n";
+}
+
 // Whether the inner-product form can run on A: an f32 array in memory whose rows are
 // contiguous along K.
 bool InnerRuns(const GemmParams& p, const PackSource& a, const PackSource& b) {
@@ -942,9 +983,17 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   l.pt = l.pairs ? "uint16_t" : "float";
   l.parallel = p.threads > 1;
   l.threads = p.threads;
-  l.shared_b = l.parallel && p.split == ThreadSplit::kBlocks;
-  if (l.parallel && p.split == ThreadSplit::kColumns) l.chunks = p.threads;
-  l.need_acc = g.out_type != DType::kF32 && g.k > p.kc;
+  // K ranges sum whole tiles after the multiplies; row reductions and group norms in the tiles
+  // keep per-thread state across a row's tiles as the micro-kernel finishes them, so their
+  // GEMMs split columns instead.
+  ThreadSplit split = p.split;
+  const bool row_state = epilogue && (epilogue->row || !epilogue->region.empty() ||
+                                       !epilogue->segment_code.empty());
+  if (split == ThreadSplit::kDepth && row_state) split = ThreadSplit::kColumns;
+  l.depth = l.parallel && split == ThreadSplit::kDepth;
+  l.shared_b = l.parallel && split == ThreadSplit::kBlocks;
+  if (l.parallel && split == ThreadSplit::kColumns) l.chunks = p.threads;
+  l.need_acc = !l.depth && g.out_type != DType::kF32 && g.k > p.kc;
   l.tile_only = epilogue && epilogue->from_tile;
   // Threads split the MC blocks of each K slice. Few blocks: resize them so that every thread
   // gets as many; few MR slivers in all: split whichever of the MR and NR slivers divides more
@@ -1011,8 +1060,9 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
     << "; tile " << p.mr << "x" << p.nr << ", kc " << p.kc << ", mc " << l.mc << ", nc " << p.nc
     << ", " << p.threads << " thread(s)"
     << (!l.parallel                         ? ""
-        : p.split == ThreadSplit::kBatch   ? " over the batch"
-        : p.split == ThreadSplit::kColumns ? " over column ranges"
+        : l.depth                          ? " over K ranges"
+        : split == ThreadSplit::kBatch     ? " over the batch"
+        : split == ThreadSplit::kColumns   ? " over column ranges"
                                            : " over row blocks")
     << (l.amx ? ", AMX tiles" : l.pairs ? ", bf16 pairs" : "")
     << (l.a_outer ? ", A slivers outer" : "") << (l.b_in_place ? ", B in place" : "")
@@ -1030,6 +1080,11 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
     o << "    mkrt::Scratch gm_bp_mem(" << b_bytes << ");\n"
       << "    " << l.pt << "* const gm_bp = static_cast<" << l.pt << "*>(gm_bp_mem.p);\n";
   }
+  if (l.depth) {
+    o << "    constexpr int64_t kPart = " << g.batch * g.m * g.n << ", kKA = " << kalign << ";\n"
+      << "    mkrt::Scratch gm_parts_mem(" << p.threads * g.batch * g.m * g.n * 4 << ");\n"
+      << "    float* const gm_parts = static_cast<float*>(gm_parts_mem.p);\n";
+  }
   if (l.parallel) o << "#pragma omp parallel num_threads(" << p.threads << ")\n";
   o << "    {\n"
     << "      mkrt::Scratch gm_ap_mem(" << a_bytes << ");\n"
@@ -1042,8 +1097,18 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   if (epilogue && !epilogue->region.empty()) o << epilogue->region;
   // Tiles are configured per thread, once per GEMM call (released at the end of the region).
   if (l.amx) o << "      const bool gm_amx = " << kAmxBegin << "();\n";
-  // Work items: (batch, column range) pairs; the ranges are whole NR slivers.
-  if (l.parallel && !l.shared_b) o << "#pragma omp for schedule(static)\n";
+  if (l.depth) {
+    // This thread's K range (whole tile steps or pairs) and partial result; an empty range
+    // (K shorter than the threads) contributes zeros.
+    o << "      const int64_t gm_nt = mkrt::thread_count(), gm_t = mkrt::thread_index();\n"
+      << "      const int64_t gm_k0 = kK * gm_t / gm_nt / kKA * kKA;\n"
+      << "      const int64_t gm_k1 = gm_t + 1 == gm_nt ? kK : kK * (gm_t + 1) / gm_nt / kKA * kKA;\n"
+      << "      float* const gm_part = gm_parts + gm_t * kPart;\n"
+      << "      if (gm_k0 >= gm_k1) std::memset(gm_part, 0, kPart * sizeof(float));\n";
+  }
+  // Work items: (batch, column range) pairs; the ranges are whole NR slivers. Over K ranges
+  // every thread runs all of them.
+  if (l.parallel && !l.shared_b && !l.depth) o << "#pragma omp for schedule(static)\n";
   o << "      for (int64_t gm_bt = 0; gm_bt < kB * kTN; ++gm_bt) {\n"
     << "        const int64_t gm_b = gm_bt / kTN;\n"
     << "        const int64_t gm_n0 = kS * (gm_bt % kTN) / kTN * kNR;\n"
@@ -1051,37 +1116,53 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   auto bidx = Decompose(o, "        ", "gm_b", g.batch_dims, "gm_bx");
   if (l.b_in_place) l.b_addr = b.address(bidx, "gm_j", "gm_pc");
   if (l.a_in_place) l.a_addr = a.address(bidx, "gm_ic + gm_r", "gm_pc");
+  // The K slices: of all of K, or over K ranges of this thread's range. There the multiplies
+  // write the f32 partial (`tiles_g`: an f32 result) with no tile epilogue; EmitDepthSum runs
+  // it on the sums.
+  const std::string k_begin = l.depth ? "gm_k0" : "0", k_end = l.depth ? "gm_k1" : "kK";
+  DotGeometry tiles_g = g;
+  Layout tiles_l = l;
+  std::string tiles_ptr = ptr;
+  const TileEpilogue* tiles_epilogue = epilogue;
+  if (l.depth) {
+    tiles_g.out_type = DType::kF32;
+    tiles_l.tile_only = false;
+    tiles_ptr = "gm_part";
+    tiles_epilogue = nullptr;
+  }
   const std::string kslice =
-      "            const int64_t gm_kc = std::min<int64_t>(kKC, kK - gm_pc);\n"
+      "            const int64_t gm_kc = std::min<int64_t>(kKC, " + k_end + " - gm_pc);\n"
       "            const int64_t gm_kpad = " +
       (kalign == 1 ? std::string("gm_kc")
                    : "(gm_kc + " + S(kalign - 1) + ") & ~int64_t{" + S(kalign - 1) + "}") +
       ";\n"
-      "            const bool gm_first = gm_pc == 0;\n"
-      "            const bool gm_last = gm_pc + gm_kc == kK;\n"
+      "            const bool gm_first = gm_pc == " + k_begin + ";\n"
+      "            const bool gm_last = gm_pc + gm_kc == " + k_end + ";\n"
       "            (void)gm_first;\n"
       "            (void)gm_last;\n";
+  const std::string k_loop = "for (int64_t gm_pc = " + k_begin + "; gm_pc < " + k_end +
+                             "; gm_pc += kKC) {\n";
   auto panel = [](const std::string& in) {
     return in + "const int64_t gm_nc = std::min<int64_t>(kNC, gm_n1 - gm_jc);\n" + in +
            "const int64_t gm_ns = (gm_nc + kNR - 1) / kNR;\n";
   };
   if (l.a_outer) {
     // Per K slice, all of the rows packed once; per panel, A sliver by A sliver.
-    o << "        for (int64_t gm_pc = 0; gm_pc < kK; gm_pc += kKC) {\n" << kslice
+    o << "        " << k_loop << kslice
       << "            const int64_t gm_ic = 0, gm_mc = kM;\n";
     EmitPackA(f, g, l, a, bidx);
     o << "            for (int64_t gm_jc = gm_n0; gm_jc < gm_n1; gm_jc += kNC) {\n"
       << panel("              ");
     EmitPackB(f, g, l, b, bidx);
     o << "              const int64_t gm_s0 = 0, gm_s1 = gm_ns;\n";
-    EmitTilesASliverOuter(f, g, l, ptr, epilogue);
+    EmitTilesASliverOuter(f, tiles_g, tiles_l, tiles_ptr, tiles_epilogue);
     o << "            }\n"    // jc
       << "        }\n"        // pc
       << "      }\n";         // batch
   } else {
     o << "        for (int64_t gm_jc = gm_n0; gm_jc < gm_n1; gm_jc += kNC) {\n"
       << panel("          ")
-      << "          for (int64_t gm_pc = 0; gm_pc < kK; gm_pc += kKC) {\n" << kslice;
+      << "          " << k_loop << kslice;
     EmitPackB(f, g, l, b, bidx);
     if (l.shared_b) o << "#pragma omp for schedule(static)\n";
     o << "            for (int64_t gm_w = 0; gm_w < kW; ++gm_w) {\n"
@@ -1091,13 +1172,14 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
       << "              const int64_t gm_s1 = gm_ns * (gm_w % kG + 1) / kG;\n"
       << "              if (gm_s0 >= gm_s1) continue;\n";
     EmitPackA(f, g, l, a, bidx);
-    EmitTiles(f, g, l, ptr, epilogue);
+    EmitTiles(f, tiles_g, tiles_l, tiles_ptr, tiles_epilogue);
     o << "            }\n"    // work items
       << "          }\n"      // pc
       << "        }\n"        // jc
       << "      }\n";         // batch
   }
   if (l.amx) o << "      " << kAmxEnd << "(gm_amx);\n";
+  if (l.depth) EmitDepthSum(o, g, l, ptr, epilogue);
   o << "    }\n"            // parallel region
     << "  }\n";
   return Status::Ok();

@@ -260,8 +260,10 @@ std::string GemmEmitterTest::cache_dir_;
 // (these dots have a skinny M), A read in place (pack_a 0: a partial last sliver in every
 // block, over row blocks, with B in place too over column ranges with A slivers outer, over the
 // batch) and both packed where the model reads them in place (these dots also have a skinny
-// N). All but the analytical one keep bf16 on the register tile
-// (amx=0), which they are about; AmxSchedules() covers the tiles.
+// N). Then K ranges (thread_split 3): odd slices over 3 threads (`outer`, K 1, leaves two
+// threads an empty range), A slivers outer over 2, both operands in place. All but the
+// analytical one keep bf16 on the register tile (amx=0), which they are about; AmxSchedules()
+// covers the tiles.
 const std::vector<Params>& Schedules() {
   static const std::vector<Params> kSchedules = {
       {},
@@ -293,6 +295,12 @@ const std::vector<Params>& Schedules() {
        {"threads", 3}, {"thread_split", 2}, {"loop_order", 1}, {"amx", 0}},
       {{"pack_a", 0}, {"mr", 16}, {"nr", 64}, {"threads", 2}, {"thread_split", 1}, {"amx", 0}},
       {{"pack_a", 1}, {"pack_b", 1}, {"threads", 2}, {"amx", 0}},
+      {{"mr", 5}, {"nr", 16}, {"kc", 7}, {"mc", 10}, {"nc", 24}, {"threads", 3},
+       {"thread_split", 3}, {"amx", 0}},
+      {{"mr", 3}, {"nr", 24}, {"kc", 16}, {"threads", 2}, {"thread_split", 3}, {"loop_order", 1},
+       {"amx", 0}},
+      {{"pack_a", 0}, {"pack_b", 0}, {"mr", 4}, {"nr", 16}, {"kc", 9}, {"threads", 2},
+       {"thread_split", 3}, {"amx", 0}},
   };
   return kSchedules;
 }
@@ -340,7 +348,8 @@ TEST_F(GemmEmitterTest, InnerProductFormAgrees) {
 // padded 7; bf16 results through f32 partial sums) and one tile per block on one thread; row
 // blocks around a shared B panel, with an mr/nr the tile ignores; kc 7, rounded up to a tile
 // step, over the batch; K in one deep slice over column ranges without the C prefetch; more
-// threads than slivers (some get none).
+// threads than slivers (some get none); K ranges over 3 threads (whole tile steps: K 71 gives
+// one thread none).
 const std::vector<Params>& AmxSchedules() {
   static const std::vector<Params> kSchedules = {
       {{"amx", 1}},
@@ -352,6 +361,7 @@ const std::vector<Params>& AmxSchedules() {
        {"prefetch_c", 0}},
       {{"amx", 1}, {"threads", 3}, {"thread_split", 0}},
       {{"amx", 1}, {"prefetch_ab", 0}, {"threads", 2}},
+      {{"amx", 1}, {"kc", 32}, {"threads", 3}, {"thread_split", 3}},
   };
   return kSchedules;
 }
@@ -482,7 +492,7 @@ TEST_F(GemmEmitterTest, IllegalParametersAreRejectedByName) {
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   for (const auto& [name, value] : std::vector<std::pair<std::string, int64_t>>{
            {"nr", 12}, {"nr", 72}, {"mr", 0}, {"kc", 0}, {"unroll_k", 99}, {"gemm_blocked", 2},
-           {"thread_split", 3}, {"prefetch_c", 2}, {"amx", 2}, {"amx", -1}, {"loop_order", 2}}) {
+           {"thread_split", 4}, {"prefetch_c", 2}, {"amx", 2}, {"amx", -1}, {"loop_order", 2}}) {
     auto impl = Emit(**module, {{name, value}});
     ASSERT_FALSE(impl.ok()) << name << "=" << value;
     EXPECT_EQ(impl.status().code(), ErrorCode::kInvalidArgument);
@@ -890,6 +900,52 @@ TEST(GemmParamsTest, ColumnRangesNeedSeveralSliversPerThread) {
   EXPECT_EQ(InitialGemmParams(d, t).split, ThreadSplit::kColumns);
 }
 
+// K ranges for a small result over a deep K (DepthSplitPays): not for a shallow K, a result
+// past kDepthMaxResult, a batch the threads share, the inner-product form or one thread. The
+// schedule may ask for them anywhere (thread_split 3), and for nothing past them.
+TEST(GemmParamsTest, DeepKSplitsOverK) {
+  target::Target t = Avx512Target();
+  t.cores = 2;
+  DotGeometry d;
+  d.blockable = true;
+  d.rhs_columns_contiguous = true;
+  auto split = [&](int64_t m, int64_t n, int64_t k) {
+    d.m = m, d.n = n, d.k = k;
+    return InitialGemmParams(d, t).split;
+  };
+  EXPECT_EQ(split(128, 128, 8192), ThreadSplit::kDepth);
+  EXPECT_EQ(split(64, 256, 4096), ThreadSplit::kDepth);
+  EXPECT_EQ(split(512, 512, 4096), ThreadSplit::kDepth);
+  EXPECT_NE(split(512, 512, 2048), ThreadSplit::kDepth);    // K under 8 x 512
+  EXPECT_NE(split(1024, 512, 8192), ThreadSplit::kDepth);   // result past 512 x 512
+  EXPECT_NE(split(64, 64, 512), ThreadSplit::kDepth);       // K under kDepthMinK
+  EXPECT_NE(split(2048, 2048, 2048), ThreadSplit::kDepth);
+  d.batch = 4;
+  EXPECT_EQ(split(128, 128, 8192), ThreadSplit::kBatch);
+  d.batch = 1;
+  d.lhs_rows_contiguous = true;  // N of 8: the inner-product form
+  d.m = 64, d.n = 8, d.k = 8192;
+  GemmParams p = InitialGemmParams(d, t);
+  EXPECT_TRUE(p.inner);
+  EXPECT_NE(p.split, ThreadSplit::kDepth);
+  t.cores = 1;
+  EXPECT_NE(split(128, 128, 8192), ThreadSplit::kDepth);
+
+  t = target::HostCpu();
+  space::Schedule s;
+  s.values["thread_split"] = 3;
+  s.values["threads"] = 2;
+  d.lhs_rows_contiguous = false;
+  d.m = d.n = d.k = 256;
+  auto resolved = ResolveGemmParams(s, d, t);
+  ASSERT_TRUE(resolved.ok()) << resolved.status().ToString();
+  EXPECT_EQ(resolved->split, ThreadSplit::kDepth);
+  s.values["thread_split"] = 4;
+  resolved = ResolveGemmParams(s, d, t);
+  ASSERT_FALSE(resolved.ok());
+  EXPECT_NE(resolved.status().message().find("thread_split"), std::string::npos);
+}
+
 // A skinny N shrinks NR to whole vectors over it and grows MR to what the registers then hold;
 // from one NR (32) on, the tile is the model's usual one.
 TEST(GemmParamsTest, TileColumnsFollowASkinnyN) {
@@ -1033,18 +1089,23 @@ TEST(GemmParamsTest, SmallNTakesTheInnerProductForm) {
   EXPECT_TRUE(inner_dots(kInnerModule, {{"inner", 0}}).empty());
 }
 
-// The model gives a GEMM no more threads than it has register tiles (of the form it runs): one
-// 8x16 tile runs on one thread, in the parameters and in the kernel space's initial schedule.
+// The model gives a GEMM no more threads than it has register tiles (of the form it runs) unless
+// it splits K: one 8x16 tile over a K of 512 runs on one thread; over 8192 each thread takes a
+// K range of it, in the parameters and in the kernel space's initial schedule.
 TEST(GemmParamsTest, NoMoreThreadsThanTiles) {
   target::Target t = Avx512Target();
   t.cores = 2;
   DotGeometry d;
   d.blockable = true;
   d.lhs_rows_contiguous = d.rhs_columns_contiguous = true;
-  d.m = 8, d.n = 16, d.k = 8192;  // A in place: an 8x16 tile
+  d.m = 8, d.n = 16, d.k = 512;  // A in place: an 8x16 tile, too shallow for K ranges
   GemmParams p = InitialGemmParams(d, t);
   EXPECT_EQ(GemmTiles(d, p), 1);
   EXPECT_EQ(p.threads, 1);
+  d.k = 8192;  // deep enough: both threads take a K range of the one tile
+  p = InitialGemmParams(d, t);
+  EXPECT_EQ(p.threads, 2);
+  EXPECT_EQ(p.split, ThreadSplit::kDepth);
   d.m = 4096;
   EXPECT_EQ(InitialGemmParams(d, t).threads, 2);
   d.m = 3, d.n = 8, d.k = 65536;  // the inner-product form: one 3x8 tile
@@ -1069,7 +1130,9 @@ ENTRY main {
   target::Target host = target::HostCpu();
   host.cores = 2;
   const space::Schedule s = CpuEmitter().SpaceFor(plan->kernels[0], host).Initial();
-  EXPECT_EQ(s.Get("threads", 0), 1);
+  // The space follows InitialGemmParams: the one tile's K split over both threads.
+  EXPECT_EQ(s.Get("threads", 0), 2);
+  EXPECT_EQ(s.Get("thread_split", 0), 3);
 }
 
 TEST(GemmParamsTest, IntegerDotsAreNotBlockable) {

@@ -259,13 +259,16 @@ TEST_F(GemmEpilogueRunTest, FusedEqualsTwoPassesBitForBitAndAgreesWithTheInterpr
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   // The analytical schedule; tiny tiles and K slices (every tile an edge, the bf16 sums in f32
   // partials across 5 slices) over two threads; the register tile for bf16 (amx=0); one K
-  // slice (kc >= K = 71) over two threads, where nd's f32 result is not stored.
+  // slice (kc >= K = 71) over two threads, where nd's f32 result is not stored; K ranges
+  // (the epilogues on the summed tiles) in one slice each, and in slices of 16 over 3 threads.
   const std::vector<Params> schedules = {
       {},
       {{"mr", 5}, {"nr", 16}, {"kc", 16}, {"mc", 10}, {"nc", 32}, {"threads", 2},
        {"thread_split", 0}, {"amx", 0}},
       {{"mr", 3}, {"nr", 24}, {"kc", 64}, {"threads", 2}, {"thread_split", 2}, {"amx", 0}},
       {{"mr", 5}, {"nr", 16}, {"kc", 96}, {"mc", 10}, {"threads", 2}, {"thread_split", 0}},
+      {{"mr", 5}, {"nr", 16}, {"kc", 96}, {"mc", 10}, {"threads", 2}, {"thread_split", 3}},
+      {{"mr", 3}, {"nr", 24}, {"kc", 16}, {"threads", 3}, {"thread_split", 3}, {"amx", 0}},
   };
   auto args = testing::RandomArgs(**module, 11);
   auto want = interp::Evaluate(**module, args);
@@ -290,7 +293,7 @@ TEST_F(GemmEpilogueRunTest, FusedEqualsTwoPassesBitForBitAndAgreesWithTheInterpr
     }
     EXPECT_EQ(tiles, 5u);
     EXPECT_EQ(unfused_src.find("const float gm_dv"), std::string::npos);
-    const bool one_slice = s == 0 || s == 3;
+    const bool one_slice = s == 0 || s == 3 || s == 4;
     EXPECT_EQ(fused_src.find("const float gm_dv = gm_tile[") != std::string::npos, one_slice);
     EXPECT_EQ(fused_src.find("__builtin_trap") != std::string::npos, one_slice);
     for (size_t o = 0; o < w.size(); ++o) {

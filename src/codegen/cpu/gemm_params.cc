@@ -121,6 +121,7 @@ ThreadSplit InitialThreadSplit(const DotGeometry& g, const GemmParams& p) {
   if (t <= 1) return ThreadSplit::kBlocks;
   // Whole GEMMs per thread when the batch divides well: no duplicated packing, no barriers.
   if (g.batch >= t && (g.batch % t == 0 || g.batch >= 4 * t)) return ThreadSplit::kBatch;
+  if (DepthSplitPays(g, p)) return ThreadSplit::kDepth;
   // Column ranges need no barriers (a thread that is descheduled stalls only itself) and cost
   // one extra packing of A per thread, small next to the GEMM once N spans several slivers per
   // thread; otherwise the shared-B row blocks divide the work more evenly.
@@ -145,6 +146,20 @@ ThreadSplit InitialThreadSplit(const DotGeometry& g, const GemmParams& p) {
     return ThreadSplit::kColumns;
   }
   return ThreadSplit::kBlocks;
+}
+
+// A few tiles over a deep K leave column ranges or row blocks either uneven or each thread
+// packing all of A for a sliver or two of B. Over K ranges every thread packs only its own part
+// of both operands, and the partials to sum (threads × M × N floats) are small next to it.
+// Measured with bench --suite gemm --schedule, 2 threads, f32, the model's split before (row
+// blocks or columns) -> K ranges: 64x64x4096 159 -> 126 us, 100x100x2048 213 -> 155 us,
+// 128x128x8192 1.20 -> 0.99 ms, 32x32x8192 76 -> 54 us, 64x256x4096 565 -> 462 us,
+// 16x512x8192 718 -> 632 us, 512x256x4096 3.85 -> 3.59 ms, 512x512x8192 15.0 -> 14.4 ms; one
+// 8x16 tile over K 8192: 1 thread 14.0 us, 2 over K 9.0 us. Not measured past 512x512 results.
+bool DepthSplitPays(const DotGeometry& g, const GemmParams& p) {
+  if (p.threads <= 1 || !p.blocked || p.inner || g.batch >= p.threads) return false;
+  const int64_t wide = std::max(g.m, g.n);
+  return g.m * g.n <= kDepthMaxResult && g.k >= kDepthMinK && g.k >= kDepthMinRatio * wide;
 }
 
 bool AmxAvailable(const target::Target& target) {
@@ -368,7 +383,8 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
   SetInner(g, target, InitialInner(g), p);
   int64_t flops = 2 * g.batch * g.m * g.n * g.k;
   p.threads = flops < (int64_t{1} << 20) ? 1 : std::max(1, target.cores);
-  p.threads = std::min(p.threads, GemmTiles(g, p));
+  // K ranges give every thread work however few the tiles are.
+  if (!DepthSplitPays(g, p)) p.threads = std::min(p.threads, GemmTiles(g, p));
   p.split = InitialThreadSplit(g, p);
   SetInitialLoopOrder(g, target, p);
   return p;
@@ -439,7 +455,7 @@ Result<GemmParams> ResolveGemmParams(const space::Schedule& s, const DotGeometry
   p.threads = threads == 0 ? init.threads : threads;
   // Without a split, the model's choice for these threads and this tile.
   int64_t split = s.Get("thread_split", static_cast<int64_t>(InitialThreadSplit(g, p)));
-  MK_RETURN_IF_ERROR(CheckRange("thread_split", split, 0, 2));
+  MK_RETURN_IF_ERROR(CheckRange("thread_split", split, 0, 3));
   p.split = static_cast<ThreadSplit>(split);
   p.bf16_pairs = g.bf16_pairs && p.nr % 16 == 0 && p.pack_b;
   // A in place is an f32 A on the register tile; AMX tiles and bf16 pairs pack it.

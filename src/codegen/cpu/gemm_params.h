@@ -58,6 +58,11 @@ enum class ThreadSplit {
   kBatch = 1,    // the batch: each thread runs whole GEMMs, packing privately
   kColumns = 2,  // NR-aligned column ranges of each GEMM, packing privately: no barriers, A
                  // packed once per thread
+  kDepth = 3,    // K ranges: each thread multiplies all of M×N over its part of K into its own
+                 // f32 partial result, then after one barrier the threads sum the partials tile
+                 // by tile (row ranges) and run the write-back and tile epilogue there. For few
+                 // tiles and a deep K. Not with row reductions or group norms in the tiles (they
+                 // then split columns)
 };
 
 // The order of the loops around the micro-kernel (parameter "loop_order").
@@ -166,6 +171,13 @@ int64_t GemmTiles(const DotGeometry& g, const GemmParams& p);
 
 // The thread split the model picks for `g` under `p` (its threads and tile).
 ThreadSplit InitialThreadSplit(const DotGeometry& g, const GemmParams& p);
+
+// Whether the model splits `g`'s K over its threads (ThreadSplit::kDepth): a blocked register
+// or AMX tile GEMM (not the inner-product form, not a batch the threads can share) whose result
+// is small (M·N at most kDepthMaxResult) next to its depth (K at least kDepthMinRatio × the
+// larger of M and N, and at least kDepthMinK).
+bool DepthSplitPays(const DotGeometry& g, const GemmParams& p);
+constexpr int64_t kDepthMaxResult = 512 * 512, kDepthMinRatio = 8, kDepthMinK = 1024;
 
 // Whether LoopOrder::kASliverOuter can run `g` under `p`: register tiles (not AMX), no shared B
 // panel (threads split columns or the batch, or one thread), and the packed A of all M rows for

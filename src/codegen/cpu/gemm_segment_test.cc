@@ -125,7 +125,8 @@ TEST_F(GemmSegmentTest, AgreesWithTheInterpreterAndTheStoredGemm) {
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   // The model's schedule; K slices of 16 with edge rows over 3 threads splitting columns and
   // 64-column tiles (two groups each); rows blocks shared by 2 threads; 16-column tiles (half a
-  // group: the passes run after the GEMM); the serial reduce order.
+  // group: the passes run after the GEMM); the serial reduce order; K ranges (fused: the GEMM
+  // splits columns instead, the passes in its tiles; stored: over K).
   struct Case {
     Params params;
     bool in_tiles;
@@ -138,6 +139,7 @@ TEST_F(GemmSegmentTest, AgreesWithTheInterpreterAndTheStoredGemm) {
        true},
       {{{"mr", 4}, {"nr", 16}, {"kc", 32}, {"threads", 2}}, false},
       {{{"reduce_lanes", 1}, {"threads", 1}}, true},
+      {{{"mr", 5}, {"nr", 64}, {"kc", 16}, {"threads", 2}, {"thread_split", 3}}, true},
   };
   for (uint32_t seed : {5u, 6u}) {
     auto args = testing::RandomArgs(**module, seed);

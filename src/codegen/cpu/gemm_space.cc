@@ -102,9 +102,9 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
     return s;
   }
   GemmParams init = InitialGemmParams(g, target);
-  // No more threads than the GEMM has tiles (InitialGemmParams' rule), whatever the kernel's
-  // size says.
-  s.params[0].initial = std::min<int64_t>(s.params[0].initial, GemmTiles(g, init));
+  // No more threads than InitialGemmParams gives the GEMM (its tiles, unless K ranges split it),
+  // whatever the kernel's size says.
+  s.params[0].initial = std::min<int64_t>(s.params[0].initial, init.threads);
   init.threads = s.params[0].initial;
   init.split = InitialThreadSplit(g, init);
   SetInitialLoopOrder(g, target, init);
@@ -168,8 +168,9 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
                              "1: inner-product form, lanes along K: A's rows read in place, B "
                              "packed transposed (an f32 A contiguous along K; a small N)"));
   }
-  s.params.push_back(Param("thread_split", {0, 1, 2}, static_cast<int64_t>(init.split),
-                           "threads split: 0 row blocks (shared B), 1 the batch, 2 columns"));
+  s.params.push_back(Param("thread_split", {0, 1, 2, 3}, static_cast<int64_t>(init.split),
+                           "threads split: 0 row blocks (shared B), 1 the batch, 2 columns, 3 K "
+                           "(partial results summed; columns where the tiles reduce rows)"));
   // Register tiles only: ignored under amx=1 and around a shared B panel (thread_split 0).
   s.params.push_back(Param("loop_order", {0, 1}, static_cast<int64_t>(init.order),
                            "0: each B sliver streams past an MC block of A (L2); 1: each A "

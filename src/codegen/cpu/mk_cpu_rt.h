@@ -589,6 +589,14 @@ inline int thread_index() {
   return 0;
 #endif
 }
+// Threads of the enclosing parallel region (1 outside one).
+inline int thread_count() {
+#ifdef _OPENMP
+  return omp_get_num_threads();
+#else
+  return 1;
+#endif
+}
 inline size_t thread_slots(int pinned) {
 #ifdef _OPENMP
   const int m = omp_get_max_threads();
