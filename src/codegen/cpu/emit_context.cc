@@ -297,10 +297,15 @@ void FunctionEmitter::BeginKernel(const analysis::Kernel& kernel) {
   }
   if (schedule_.Get("row_fuse", 0) == 0) return;
   RowFusion fusion = PlanRowFusion(kernel);
+  AdoptRowFusion(std::move(fusion), kernel.instructions);
+}
+
+void FunctionEmitter::AdoptRowFusion(RowFusion fusion,
+                                     const std::vector<const Instruction*>& passes) {
   rows_ = std::move(fusion.rows);
   row_cached_ = std::move(fusion.row_cached);
   row_work_ = 0;
-  for (const Instruction* inst : kernel.instructions) {
+  for (const Instruction* inst : passes) {
     if (inst->opcode == Opcode::kReduce && inst->operands[0]->shape.is_array()) {
       row_work_ = std::max(row_work_, inst->operands[0]->shape.num_elements());
     }
@@ -314,14 +319,7 @@ void FunctionEmitter::BeginSegments(const analysis::Kernel& kernel,
   RowFusion fusion = PlanRowFusion(plan.program, plan.outputs, plan.seeds);
   if (fusion.rows.empty()) return;  // accepted by the analysis: cannot happen
   if (plan.value != plan.dot) epilogue_ = PlanGemmEpilogue(kernel, plan.value);
-  rows_ = std::move(fusion.rows);
-  row_cached_ = std::move(fusion.row_cached);
-  row_work_ = 0;
-  for (const Instruction* inst : plan.program) {
-    if (inst->opcode == Opcode::kReduce && inst->operands[0]->shape.is_array()) {
-      row_work_ = std::max(row_work_, inst->operands[0]->shape.num_elements());
-    }
-  }
+  AdoptRowFusion(std::move(fusion), plan.program);
   segment_.emplace();
   segment_->program.insert(plan.program.begin(), plan.program.end());
   segment_->plan = std::move(plan);

@@ -20,6 +20,7 @@
 #include "analysis/row_reduce_epilogue.h"
 #include "analysis/segment_epilogue.h"
 #include "codegen/cpu/gemm_epilogue.h"
+#include "codegen/cpu/vector_rows.h"
 #include "space/schedule.h"
 #include "support/status.h"
 #include "target/target.h"
@@ -233,6 +234,10 @@ class FunctionEmitter {
   // loop; its lambda `name` loads from there.
   Status EmitRowCached(const hlo::Instruction* inst, const std::string& name,
                        const std::string& body);
+
+  // Row fusion's plan for the row loop whose `passes` (a kernel's ops, or a group norm's
+  // program) it runs: the row dims, the row-cached values and the work its pragma weighs.
+  void AdoptRowFusion(RowFusion fusion, const std::vector<const hlo::Instruction*>& passes);
 
   std::vector<int64_t> rows_;  // row fusion: the row dims (i0..) the row loop binds
   std::vector<const hlo::Instruction*> row_cached_;
