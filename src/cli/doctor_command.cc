@@ -114,6 +114,17 @@ Result<int> RunDoctor(const DoctorOptions& opts) {
              {"bf16_gflops", rec.peak_flops_bf16 ? json(*rec.peak_flops_bf16 / 1e9) : json(nullptr)},
              {"gbytes_per_s", rec.bandwidth_bytes_per_s / 1e9},
              {"details", json::parse(rec.details_json, nullptr, false)}};
+    // The AMX probes' rates, where they ran (the bf16 peak is the tiles' when amx_gflops is set).
+    const json& details = peaks["details"];
+    if (details.is_object() && details.contains("measurements") &&
+        details["measurements"].is_array()) {
+      for (const json& m : details["measurements"]) {
+        if (!m.is_object() || !m.contains("rate") || !m["rate"].is_number()) continue;
+        const std::string kernel = m.value("kernel", std::string());
+        if (kernel == "amx_bf16") peaks["amx_gflops"] = m["rate"].get<double>() / 1e9;
+        if (kernel == "amx_bf16_fed") peaks["amx_fed_gflops"] = m["rate"].get<double>() / 1e9;
+      }
+    }
     if (opts.quick) peaks["quick"] = true;
     return Status::Ok();
   };
@@ -146,14 +157,7 @@ Result<int> RunDoctor(const DoctorOptions& opts) {
       o << "peaks       unavailable: " << peaks.value("error", std::string()) << "\n";
     } else {
       // Which instruction the bf16 peak is: AMX tiles where the probe measured them.
-      bool amx = false;
-      const json& details = peaks.contains("details") ? peaks["details"] : json();
-      if (details.is_object() && details.contains("measurements") &&
-          details["measurements"].is_array()) {
-        for (const json& m : details["measurements"]) {
-          amx |= m.is_object() && m.value("kernel", std::string()) == "amx_bf16";
-        }
-      }
+      const bool amx = peaks.contains("amx_gflops");
       o << "peaks       (" << (peaks["status"] == "probed" ? "measured now" : "stored")
         << ", probe #" << peaks["probe_id"].get<int64_t>() << (opts.quick ? ", quick" : "")
         << ")\n"
@@ -164,6 +168,10 @@ Result<int> RunDoctor(const DoctorOptions& opts) {
                 : Fixed(peaks["bf16_gflops"].get<double>(), 1) + " GFLOP/s" +
                       (amx ? " (AMX tiles)" : " (vdpbf16ps)"))
         << "\n"
+        << (peaks.contains("amx_fed_gflops")
+                ? "  bf16 fed  " + Fixed(peaks["amx_fed_gflops"].get<double>(), 1) +
+                      " GFLOP/s (AMX tiles fed from L2: a GEMM's tile loop at best)\n"
+                : std::string())
         << "  stream    " << Fixed(peaks["gbytes_per_s"].get<double>(), 1) << " GB/s (read)\n";
     }
     o << "nominal     f32 " << Fixed(host.peak_flops_f32 / 1e9, 1) << " GFLOP/s, bf16 "

@@ -65,6 +65,14 @@ TEST_F(DoctorTest, ProbesOnceThenLoadsFromTheStore) {
   EXPECT_NE(text.out.find("measured now, probe #" + std::to_string(id + 1)), std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("f32 FMA"), std::string::npos);
+  // Where the AMX tile probe ran, so did the fed one, and both are reported.
+  if (j["peaks"].contains("amx_gflops")) {
+    EXPECT_GT(j["peaks"]["amx_fed_gflops"].get<double>(), 0) << j["peaks"].dump();
+    EXPECT_NE(text.out.find("bf16 fed"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("(AMX tiles)"), std::string::npos) << text.out;
+  } else {
+    EXPECT_EQ(text.out.find("bf16 fed"), std::string::npos) << text.out;
+  }
   EXPECT_NE(text.out.find("cores"), std::string::npos);
 }
 

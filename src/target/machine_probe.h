@@ -3,6 +3,10 @@
 //   - f32 FMA throughput: a register-only loop of independent AVX-512 FMA chains, all cores;
 //   - bf16 dot-product throughput (vdpbf16ps, f32 accumulation) when avx512_bf16 exists, and
 //     AMX tile throughput (tdpbf16ps) where amx_tile/amx_bf16 exist: the larger is the bf16 peak;
+//   - AMX tiles fed from the caches (amx_bf16_fed): the tile loop of a bf16 GEMM whose A slivers
+//     stream from L2 past a B sliver held in L1, C loaded and stored per sliver pair. Not a peak
+//     (it stays out of the roofline): the rate a pack-then-multiply AMX GEMM can at best sustain,
+//     against which `maxkernel doctor` and the benchmark notes size bf16 GEMM targets;
 //   - streaming read bandwidth: a vector read-sum over a buffer much larger than the L3, all cores.
 // The probe kernels are generated C++ (the sandbox ABI of runtime/kernel_abi.h) and are run by a
 // ProbeKernelRunner. This layer sits below the runtime, so the runner is an interface here; the
@@ -23,8 +27,8 @@
 
 namespace mk::target {
 
-enum class ProbeKernelKind { kFmaF32, kDotBf16, kStreamRead, kAmxBf16 };
-// "fma_f32", "dot_bf16", "stream_read", "amx_bf16".
+enum class ProbeKernelKind { kFmaF32, kDotBf16, kStreamRead, kAmxBf16, kAmxBf16Fed };
+// "fma_f32", "dot_bf16", "stream_read", "amx_bf16", "amx_bf16_fed".
 const char* ProbeKernelName(ProbeKernelKind kind);
 
 struct ProbeOptions {

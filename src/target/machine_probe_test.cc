@@ -37,11 +37,14 @@ class FakeRunner : public ProbeKernelRunner {
                                ? ProbeKernelKind::kFmaF32
                            : source.find("probe: dot_bf16") != std::string::npos
                                ? ProbeKernelKind::kDotBf16
-                           : source.find("probe: amx_bf16") != std::string::npos
+                           : source.find("probe: amx_bf16_fed ") != std::string::npos
+                               ? ProbeKernelKind::kAmxBf16Fed
+                           : source.find("probe: amx_bf16 ") != std::string::npos
                                ? ProbeKernelKind::kAmxBf16
                                : ProbeKernelKind::kStreamRead;
     ++requests[ProbeKernelName(kind)];
-    if (kind == ProbeKernelKind::kAmxBf16 && amx_refused) {
+    const bool tiles = kind == ProbeKernelKind::kAmxBf16 || kind == ProbeKernelKind::kAmxBf16Fed;
+    if (tiles && (amx_refused || (fed_fails && kind == ProbeKernelKind::kAmxBf16Fed))) {
       ProbeKernelRun refused;
       refused.threads = -2;
       refused.times_s.assign(static_cast<size_t>(repetitions), 1e-3);
@@ -50,6 +53,7 @@ class FakeRunner : public ProbeKernelRunner {
     double rate = kind == ProbeKernelKind::kFmaF32    ? 700e9
                   : kind == ProbeKernelKind::kDotBf16 ? 900e9
                   : kind == ProbeKernelKind::kAmxBf16 ? 3000e9
+                  : kind == ProbeKernelKind::kAmxBf16Fed ? 1500e9
                                                       : 40e9;
     double work = ProbeWorkPerCall(kind, host_, units, kThreads, options_,
                                    StreamBufferBytes(host_, options_));
@@ -66,6 +70,7 @@ class FakeRunner : public ProbeKernelRunner {
   static constexpr int kThreads = 2;
   std::map<std::string, int> requests;
   bool amx_refused = false;  // the OS refuses the tile state
+  bool fed_fails = false;    // only the fed tile probe fails
 
  private:
   Target host_;
@@ -104,6 +109,14 @@ TEST(MachineProbe, SourcesFollowTheIsaAndTheKernelAbi) {
   EXPECT_FALSE(ProbeKernelSource(ProbeKernelKind::kFmaF32, host, options, 0).ok());
 }
 
+// Whether one of `notes` contains `text`.
+bool SaysSomewhere(const std::vector<std::string>& notes, const std::string& text) {
+  for (const std::string& n : notes) {
+    if (n.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
 // Where the CPU has AMX, the bf16 GEMM runs on tiles: the bf16 peak is the tiles' rate. A
 // refused tile state keeps the vdpbf16ps rate and says so; a CPU without AMX is not asked.
 TEST(MachineProbe, Bf16PeakIsTheAmxTilesRateWhereTheyExist) {
@@ -120,13 +133,41 @@ TEST(MachineProbe, Bf16PeakIsTheAmxTilesRateWhereTheyExist) {
   EXPECT_NE(amx->find("ARCH_REQ_XCOMP_PERM"), std::string::npos);
   EXPECT_DOUBLE_EQ(ProbeWorkPerCall(ProbeKernelKind::kAmxBf16, host, 10, 2, options, 0),
                    10.0 * 2 * 4 * 16 * 16 * 32 * 2);
+  // The fed loop: A and B slivers from memory at a tile-row stride, C loaded and stored per pair.
+  auto fed = ProbeKernelSource(ProbeKernelKind::kAmxBf16Fed, host, options, 0);
+  ASSERT_TRUE(fed.ok()) << fed.status().ToString();
+  EXPECT_NE(fed->find("probe: amx_bf16_fed "), std::string::npos);
+  EXPECT_NE(fed->find("_tile_loadd(4, as + k * 1024, 64);"), std::string::npos);
+  EXPECT_NE(fed->find("_tile_stored(3, cs + 528, 128);"), std::string::npos);
+  EXPECT_NE(fed->find("kSlivers = 8, kSteps = 8;"), std::string::npos);
+  // Per trip 8 B slivers x 8 A slivers x 8 steps x 4 tdpbf16ps.
+  EXPECT_DOUBLE_EQ(ProbeWorkPerCall(ProbeKernelKind::kAmxBf16Fed, host, 10, 2, options, 0),
+                   10.0 * 2 * 8 * 8 * 8 * 4 * 16 * 16 * 32 * 2);
   {
     FakeRunner runner(host, options);
     auto result = RunMachineProbe(host, runner, options);
     ASSERT_TRUE(result.ok()) << result.status().ToString();
     ASSERT_TRUE(result->peak_flops_bf16.has_value());
+    // The peak is the instruction's rate; the fed rate is recorded beside it.
     EXPECT_NEAR(*result->peak_flops_bf16 / 3000e9, 1, 1e-3);
     EXPECT_GE(runner.requests["amx_bf16"], 1);
+    EXPECT_GE(runner.requests["amx_bf16_fed"], 2) << "calibration, then measurement";
+    const ProbeMeasurement* m = nullptr;
+    for (const ProbeMeasurement& x : result->measurements) {
+      if (x.kernel == "amx_bf16_fed") m = &x;
+    }
+    ASSERT_NE(m, nullptr);
+    EXPECT_NEAR(m->rate / 1500e9, 1, 1e-3);
+  }
+  {
+    // A failing fed probe costs its line, not the probe.
+    FakeRunner runner(host, options);
+    runner.fed_fails = true;
+    auto result = RunMachineProbe(host, runner, options);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_NEAR(*result->peak_flops_bf16 / 3000e9, 1, 1e-3);
+    EXPECT_TRUE(SaysSomewhere(result->notes, "fed from the caches not measured"));
+    for (const ProbeMeasurement& x : result->measurements) EXPECT_NE(x.kernel, "amx_bf16_fed");
   }
   {
     FakeRunner runner(host, options);
@@ -134,9 +175,7 @@ TEST(MachineProbe, Bf16PeakIsTheAmxTilesRateWhereTheyExist) {
     auto result = RunMachineProbe(host, runner, options);
     ASSERT_TRUE(result.ok()) << result.status().ToString();
     EXPECT_NEAR(*result->peak_flops_bf16 / 900e9, 1, 1e-3);
-    bool said = false;
-    for (const auto& n : result->notes) said |= n.find("AMX not measured") != std::string::npos;
-    EXPECT_TRUE(said);
+    EXPECT_TRUE(SaysSomewhere(result->notes, "AMX not measured"));
   }
   Target no_amx = Avx512Host(true);
   EXPECT_EQ(ProbeKernelSource(ProbeKernelKind::kAmxBf16, no_amx, options, 0).status().code(),
@@ -144,6 +183,9 @@ TEST(MachineProbe, Bf16PeakIsTheAmxTilesRateWhereTheyExist) {
   FakeRunner runner(no_amx, options);
   ASSERT_TRUE(RunMachineProbe(no_amx, runner, options).ok());
   EXPECT_EQ(runner.requests.count("amx_bf16"), 0u);
+  EXPECT_EQ(runner.requests.count("amx_bf16_fed"), 0u);
+  EXPECT_EQ(ProbeKernelSource(ProbeKernelKind::kAmxBf16Fed, no_amx, options, 0).status().code(),
+            ErrorCode::kUnimplemented);
 }
 
 TEST(MachineProbe, WorkPerCallCountsFlopsAndBytes) {
