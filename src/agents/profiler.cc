@@ -363,7 +363,15 @@ Result<ProbedMachine> LoadOrProbeMachine(store::Store& store, bool force,
   if (!force) {
     MK_ASSIGN_OR_RETURN(std::optional<store::MachineProbeRecord> stored,
                         store.LatestMachineProbe(model, host.cores));
-    if (stored.has_value()) {
+    // A quick probe (tests, `doctor --quick`) only answers another quick request: its tiny
+    // buffers measure a cache, not memory, and must not become the machine's rates.
+    bool usable = stored.has_value();
+    if (usable && !options.quick) {
+      auto details = target::MachineProbeResultFromJson(
+          nlohmann::json::parse(stored->details_json, nullptr, false));
+      usable = !(details.ok() && details->quick);
+    }
+    if (usable) {
       machine.record = std::move(*stored);
       machine.target = target::WithMeasuredRates(host, machine.record.peak_flops_f32,
                                                  machine.record.peak_flops_bf16,

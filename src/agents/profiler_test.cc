@@ -373,6 +373,23 @@ TEST_F(ProfilerRunTest, QuickProbeIsStoredAndLoadedByCpuModel) {
   ASSERT_TRUE(forced.ok()) << forced.status().ToString();
   EXPECT_TRUE(forced->probed_now);
   EXPECT_GT(forced->record.id, first->record.id);
+
+  // A request for the machine's real rates does not take a stored quick probe: it probes (here
+  // with quick's short durations, but not marked quick), and that result then serves both kinds.
+  target::ProbeOptions real = target::ProbeOptions::Quick();
+  real.quick = false;
+  auto measured = LoadOrProbeMachine(**store, false, real, compile);
+  ASSERT_TRUE(measured.ok()) << measured.status().ToString();
+  EXPECT_TRUE(measured->probed_now);
+  EXPECT_GT(measured->record.id, forced->record.id);
+  auto again = LoadOrProbeMachine(**store, false, real, compile);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_FALSE(again->probed_now);
+  EXPECT_EQ(again->record.id, measured->record.id);
+  auto quick_again = LoadOrProbeMachine(**store, false, target::ProbeOptions::Quick(), compile);
+  ASSERT_TRUE(quick_again.ok()) << quick_again.status().ToString();
+  EXPECT_FALSE(quick_again->probed_now);
+  EXPECT_EQ(quick_again->record.id, measured->record.id);
 }
 
 }  // namespace

@@ -125,7 +125,7 @@ Result<int> RunDoctor(const DoctorOptions& opts) {
         if (kernel == "amx_bf16_fed") peaks["amx_fed_gflops"] = m["rate"].get<double>() / 1e9;
       }
     }
-    if (opts.quick) peaks["quick"] = true;
+    if (details.is_object() && details.value("quick", false)) peaks["quick"] = true;
     return Status::Ok();
   };
   if (Status s = measure(); !s.ok()) {
@@ -159,7 +159,7 @@ Result<int> RunDoctor(const DoctorOptions& opts) {
       // Which instruction the bf16 peak is: AMX tiles where the probe measured them.
       const bool amx = peaks.contains("amx_gflops");
       o << "peaks       (" << (peaks["status"] == "probed" ? "measured now" : "stored")
-        << ", probe #" << peaks["probe_id"].get<int64_t>() << (opts.quick ? ", quick" : "")
+        << ", probe #" << peaks["probe_id"].get<int64_t>() << (peaks.value("quick", false) ? ", quick" : "")
         << ")\n"
         << "  f32 FMA   " << Fixed(peaks["f32_gflops"].get<double>(), 1) << " GFLOP/s\n"
         << "  bf16      "

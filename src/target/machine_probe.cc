@@ -412,6 +412,7 @@ ProbeOptions ProbeOptions::Quick() {
   o.repetitions = 2;
   o.stream_bytes = 4 << 20;
   o.timeout_s = 30;
+  o.quick = true;
   return o;
 }
 
@@ -490,6 +491,7 @@ Result<MachineProbeResult> RunMachineProbe(const Target& host, ProbeKernelRunner
   result.cpu_model = host.model;
   result.cores = host.cores;
   result.compiler = runner.CompilerIdentity();
+  result.quick = options.quick;
   result.stream_bytes = StreamBufferBytes(host, options);
 
   MK_ASSIGN_OR_RETURN(ProbeMeasurement f32,
@@ -570,7 +572,8 @@ json ToJson(const MachineProbeResult& r) {
             {"stream_bytes", r.stream_bytes},
             {"compiler", r.compiler},
             {"measurements", measurements},
-            {"notes", r.notes}};
+            {"notes", r.notes},
+            {"quick", r.quick}};
   if (r.peak_flops_bf16.has_value()) j["peak_flops_bf16"] = *r.peak_flops_bf16;
   return j;
 }
@@ -604,6 +607,7 @@ Result<MachineProbeResult> MachineProbeResultFromJson(const json& j) {
       }
     }
     if (j.contains("notes")) r.notes = j.at("notes").get<std::vector<std::string>>();
+    r.quick = j.value("quick", false);
     return r;
   } catch (const json::exception& e) {
     return InvalidArgument(std::string("bad machine probe JSON: ") + e.what());

@@ -44,6 +44,9 @@ struct ProbeOptions {
   // a small machine into swap). A smaller buffer measures a cache, not memory.
   int64_t stream_bytes = 0;
   double timeout_s = 60;  // per sandboxed request
+  // Set by Quick(): the result is marked quick, and a request for the machine's real rates
+  // (LoadOrProbeMachine without it) never takes a stored quick result for them.
+  bool quick = false;
 
   // Tiny durations and buffers for tests: numbers are positive but mean nothing.
   static ProbeOptions Quick();
@@ -105,6 +108,7 @@ struct MachineProbeResult {
   std::string compiler;
   std::vector<ProbeMeasurement> measurements;
   std::vector<std::string> notes;  // "bf16: absent (no avx512_bf16)", ...
+  bool quick = false;  // measured with ProbeOptions::Quick(): its numbers mean little
 };
 
 nlohmann::json ToJson(const MachineProbeResult& result);

@@ -259,8 +259,9 @@ TEST(MachineProbe, Bf16IsReportedAbsentWithoutTheInstruction) {
   EXPECT_EQ(runner.requests.count("dot_bf16"), 0u);
   ASSERT_FALSE(result->notes.empty());
   EXPECT_NE(result->notes[0].find("bf16: absent"), std::string::npos);
-  // Quick's 4 MiB buffer is smaller than the L3: the result says so.
+  // Quick's 4 MiB buffer is smaller than the L3: the result says so, and it is marked quick.
   EXPECT_NE(result->notes.back().find("not much larger than the L3"), std::string::npos);
+  EXPECT_TRUE(result->quick);
 
   Target measured = WithMeasuredRates(host, 700e9, std::nullopt, 40e9);
   EXPECT_TRUE(measured.rates_measured);
@@ -324,6 +325,11 @@ TEST(MachineProbe, ResultJsonRoundTrips) {
   EXPECT_EQ(back->measurements[0].kernel, "fma_f32");
   EXPECT_EQ(back->measurements[0].units, 123456);
   EXPECT_EQ(back->notes, r.notes);
+  EXPECT_FALSE(back->quick);
+  r.quick = true;
+  auto quick = MachineProbeResultFromJson(ToJson(r));
+  ASSERT_TRUE(quick.ok());
+  EXPECT_TRUE(quick->quick);
 
   r.peak_flops_bf16.reset();
   auto no_bf16 = MachineProbeResultFromJson(ToJson(r));
