@@ -159,8 +159,8 @@ Result<int> RunDoctor(const DoctorOptions& opts) {
       // Which instruction the bf16 peak is: AMX tiles where the probe measured them.
       const bool amx = peaks.contains("amx_gflops");
       o << "peaks       (" << (peaks["status"] == "probed" ? "measured now" : "stored")
-        << ", probe #" << peaks["probe_id"].get<int64_t>() << (peaks.value("quick", false) ? ", quick" : "")
-        << ")\n"
+        << ", probe #" << peaks["probe_id"].get<int64_t>()
+        << (peaks.value("quick", false) ? ", quick" : "") << ")\n"
         << "  f32 FMA   " << Fixed(peaks["f32_gflops"].get<double>(), 1) << " GFLOP/s\n"
         << "  bf16      "
         << (peaks["bf16_gflops"].is_null()
