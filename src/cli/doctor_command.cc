@@ -114,18 +114,16 @@ Result<int> RunDoctor(const DoctorOptions& opts) {
              {"bf16_gflops", rec.peak_flops_bf16 ? json(*rec.peak_flops_bf16 / 1e9) : json(nullptr)},
              {"gbytes_per_s", rec.bandwidth_bytes_per_s / 1e9},
              {"details", json::parse(rec.details_json, nullptr, false)}};
-    // The AMX probes' rates, where they ran (the bf16 peak is the tiles' when amx_gflops is set).
-    const json& details = peaks["details"];
-    if (details.is_object() && details.contains("measurements") &&
-        details["measurements"].is_array()) {
-      for (const json& m : details["measurements"]) {
-        if (!m.is_object() || !m.contains("rate") || !m["rate"].is_number()) continue;
-        const std::string kernel = m.value("kernel", std::string());
-        if (kernel == "amx_bf16") peaks["amx_gflops"] = m["rate"].get<double>() / 1e9;
-        if (kernel == "amx_bf16_fed") peaks["amx_fed_gflops"] = m["rate"].get<double>() / 1e9;
+    // The AMX probes' rates, where they ran (the bf16 peak is the tiles' when amx_gflops is
+    // set), and whether the probe was a quick one.
+    auto details = target::MachineProbeResultFromJson(peaks["details"]);
+    if (details.ok()) {
+      for (const target::ProbeMeasurement& m : details->measurements) {
+        if (m.kernel == "amx_bf16") peaks["amx_gflops"] = m.rate / 1e9;
+        if (m.kernel == "amx_bf16_fed") peaks["amx_fed_gflops"] = m.rate / 1e9;
       }
+      if (details->quick) peaks["quick"] = true;
     }
-    if (details.is_object() && details.value("quick", false)) peaks["quick"] = true;
     return Status::Ok();
   };
   if (Status s = measure(); !s.ok()) {

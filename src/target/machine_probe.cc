@@ -202,8 +202,8 @@ std::string AmxBf16FedBody() {
   std::ostringstream s;
   s << AmxKernelOpening("\nstatic const int kSlivers = " + std::to_string(kAmxFedSlivers) +
                         ", kSteps = " + std::to_string(kAmxFedKc / 32) + ";\n")
-    << R"(  // Per sliver and k step: two 16-row tiles of 64 bytes (512 bf16 each).
-  const size_t sliver = (size_t)kSteps * 2 * 512;
+    << R"(  // Per sliver and k step: two 16-row tiles of 64 bytes (512 bf16 each); per C block 32x32.
+  const size_t sliver = (size_t)kSteps * 2 * 512, c_floats = (size_t)kSlivers * kSlivers * 1024;
   double sink = 0;
   int threads = 0;
   bool failed = false;
@@ -213,7 +213,7 @@ std::string AmxBf16FedBody() {
     threads = omp_get_num_threads();
     uint16_t* a = static_cast<uint16_t*>(aligned_alloc(64, kSlivers * sliver * 2));
     uint16_t* b = static_cast<uint16_t*>(aligned_alloc(64, kSlivers * sliver * 2));
-    float* c = static_cast<float*>(aligned_alloc(64, (size_t)kSlivers * kSlivers * 1024 * 4));
+    float* c = static_cast<float*>(aligned_alloc(64, c_floats * 4));
     if (a == nullptr || b == nullptr || c == nullptr) {
       failed = true;
     } else {
@@ -221,7 +221,7 @@ std::string AmxBf16FedBody() {
         a[i] = (uint16_t)(0x3A83 + (trips & 1));  // ~0.001
         b[i] = 0x3F80;                            // 1.0
       }
-      for (size_t i = 0; i < (size_t)kSlivers * kSlivers * 1024; ++i) c[i] = 0;
+      for (size_t i = 0; i < c_floats; ++i) c[i] = 0;
       mk_amx_load_config();
       for (int64_t t = 0; t < trips; ++t) {
         for (int j = 0; j < kSlivers; ++j) {
@@ -251,7 +251,7 @@ std::string AmxBf16FedBody() {
         }
       }
       _tile_release();
-      sink += c[0] + c[kSlivers * kSlivers * 1024 - 1] + omp_get_thread_num();
+      sink += c[0] + c[c_floats - 1] + omp_get_thread_num();
     }
     free(a);
     free(b);
