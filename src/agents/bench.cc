@@ -163,6 +163,19 @@ std::optional<double> RatioOf(const BenchRow& row, const SideResult& baseline) {
   return baseline.median_s / row.ours->median_s;
 }
 
+void SetFloors(const BenchPeaks& peaks, std::vector<BenchRow>& rows) {
+  for (BenchRow& row : rows) {
+    const bool bf16 = row.dtype.rfind("bf16", 0) == 0;
+    const double rate = bf16 ? std::max(peaks.f32_flops, peaks.bf16_flops) : peaks.f32_flops;
+    if (row.flops > 0 && rate > 0) row.floor_s = static_cast<double>(row.flops) / rate;
+  }
+}
+
+std::optional<double> CeilingOf(const BenchRow& row, const SideResult& baseline) {
+  if (!row.floor_s || *row.floor_s <= 0 || !baseline.ok()) return std::nullopt;
+  return baseline.median_s / *row.floor_s;
+}
+
 json ToJson(const BenchRow& row) {
   auto gflops = [&](double seconds) -> json {
     if (row.flops <= 0 || seconds <= 0) return nullptr;
@@ -175,7 +188,7 @@ json ToJson(const BenchRow& row) {
   j["ours_gflops"] = ours_ok ? gflops(row.ours->median_s) : json(nullptr);
   json baselines = json::object(), ratios = json::object(), gf = json::object();
   json rounds = json::object(), errors = json::object(), info = json::object();
-  json p10 = json::object();
+  json p10 = json::object(), ceilings = json::object();
   auto percentile10 = [](const SideResult& s) -> json {
     if (!s.ok()) return nullptr;
     return Percentile(s.samples, 10);
@@ -190,6 +203,8 @@ json ToJson(const BenchRow& row) {
     baselines[b.name] = b.ok() ? json(b.median_s) : json(nullptr);
     std::optional<double> ratio = RatioOf(row, b);
     ratios[b.name] = ratio ? json(*ratio) : json(nullptr);
+    std::optional<double> ceiling = CeilingOf(row, b);
+    ceilings[b.name] = ceiling ? json(*ceiling) : json(nullptr);
     gf[b.name] = b.ok() ? gflops(b.median_s) : json(nullptr);
     rounds[b.name] = b.round_medians;
     p10[b.name] = percentile10(b);
@@ -209,6 +224,8 @@ json ToJson(const BenchRow& row) {
   }
   j["baselines"] = baselines;
   j["ratios"] = ratios;
+  j["floor_s"] = row.floor_s ? json(*row.floor_s) : json(nullptr);
+  j["ceilings"] = ceilings;
   j["gflops"] = gf;
   j["skipped"] = skipped;
   j["lower_bounds"] = lower;
@@ -275,7 +292,20 @@ std::string FormatBenchTable(const json& header, const std::vector<BenchRow>& ro
     out << "load average at start " << header.value("loadavg", "")
         << " (other jobs share this machine)\n";
   }
-  out << "ratio = baseline time / our time (> 1: ours is faster)\n\n";
+  out << "ratio = baseline time / our time (> 1: ours is faster)\n";
+  const bool floors = std::any_of(rows.begin(), rows.end(),
+                                  [](const BenchRow& r) { return r.floor_s.has_value(); });
+  if (header.contains("peaks") && header["peaks"].is_object()) {
+    const json& p = header["peaks"];
+    out << "floor = the case's FLOPs at the measured peak (machine probe #"
+        << p.value("probe_id", int64_t{0}) << ": f32 " << Fixed("%.1f", p.value("f32_gflops", 0.0))
+        << ", bf16 " << Fixed("%.1f", p.value("bf16_gflops", 0.0)) << " GFLOP/s on "
+        << header.value("threads", 0)
+        << " threads); baseline/floor = the most any kernel's ratio can be here\n";
+  } else if (header.contains("peaks_note")) {
+    out << header.value("peaks_note", "") << "\n";
+  }
+  out << "\n";
 
   // Baseline columns in first-seen order over all rows.
   std::vector<std::string> names;
@@ -291,6 +321,7 @@ std::string FormatBenchTable(const json& header, const std::vector<BenchRow>& ro
   for (const std::string& n : names) {
     head.push_back(n);
     head.push_back(n + "/ours");
+    if (floors) head.push_back(n + "/floor");
   }
   std::vector<std::vector<std::string>> table = {head};
   for (const BenchRow& r : rows) {
@@ -301,11 +332,12 @@ std::string FormatBenchTable(const json& header, const std::vector<BenchRow>& ro
                        ? Fixed("%.1f", static_cast<double>(r.flops) / r.ours->median_s / 1e9)
                        : "-");
     for (const std::string& n : names) {
-      std::string time = "-", ratio = "-";
+      std::string time = "-", ratio = "-", ceiling = "-";
       for (const SideResult& b : r.baselines) {
         if (b.name != n) continue;
         time = b.ok() ? FormatSeconds(b.median_s) : "error";
         if (auto q = RatioOf(r, b)) ratio = Fixed("%.2fx", *q);
+        if (auto q = CeilingOf(r, b)) ceiling = Fixed("%.2fx", *q);
       }
       for (const SkippedBaseline& s : r.skipped) {
         if (s.name == n) time = "skipped";
@@ -317,6 +349,7 @@ std::string FormatBenchTable(const json& header, const std::vector<BenchRow>& ro
       }
       line.push_back(time);
       line.push_back(ratio);
+      if (floors) line.push_back(ceiling);
     }
     table.push_back(line);
   }

@@ -126,13 +126,35 @@ struct BenchRow {
   std::vector<SkippedBaseline> skipped;
   std::vector<CappedBaseline> capped;
   nlohmann::json details = nlohmann::json::object();
+  // The row's FLOPs at the machine's measured peak (SetFloors): no kernel on this machine runs
+  // faster, so baseline time / floor_s is the most any ratio against that baseline can be.
+  // Absent without a stored machine probe, or without a FLOP count.
+  std::optional<double> floor_s;
 };
+
+// The peak rates the floors come from: a stored full machine probe (`doctor --probe`), scaled
+// to the threads the bench runs on.
+struct BenchPeaks {
+  double f32_flops = 0;   // FLOP/s, the FMA register loop
+  double bf16_flops = 0;  // FLOP/s of the bf16 dot products (the f32 rate where there are none)
+  int64_t probe_id = 0;
+  double threads_share = 1;  // bench threads / probed cores, already applied to the rates
+};
+
+// Each row with FLOPs gets its floor: the FLOPs at f32_flops, or for bf16 operands (a dtype
+// starting "bf16") at the larger of the two rates (the bound must hold for whatever mix of bf16
+// products and f32 epilogue the row runs).
+void SetFloors(const BenchPeaks& peaks, std::vector<BenchRow>& rows);
+
+// The most `baseline`'s ratio can be on this machine: its median / the row's floor.
+std::optional<double> CeilingOf(const BenchRow& row, const SideResult& baseline);
 
 // baseline median / our median, when both were measured.
 std::optional<double> RatioOf(const BenchRow& row, const SideResult& baseline);
 
 // {"case", "shape", "dtype", "flops", "checked", "ours_median_s", "ours_gflops",
 //  "baselines": {name: median_s | null}, "ratios": {name: baseline/ours | null},
+//  "floor_s": s | null, "ceilings": {name: baseline/floor | null},
 //  "gflops": {name: ...}, "skipped": {name: reason}, "lower_bounds": {name: {cap_s,
 //  ratio_at_least}}, "rounds": {name: [median per round]}, "details": {...}}
 nlohmann::json ToJson(const BenchRow& row);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -304,6 +305,54 @@ TEST(BenchRowTest, TableShowsTimesRatiosAndNotes) {
                            "gemm_f32_64: the GEMM of 19k, 20k"}) {
     EXPECT_NE(table.find(want), std::string::npos) << want << "\n" << table;
   }
+}
+
+// The floor is the row's FLOPs at the peak that bounds them; baseline/floor caps every ratio.
+TEST(BenchRowTest, FloorsBoundTheRatiosAtTheMeasuredPeak) {
+  BenchPeaks peaks;
+  peaks.f32_flops = 100e9;
+  peaks.bf16_flops = 400e9;
+  peaks.probe_id = 7;
+  BenchRow f32 = SampleRow();  // 2·64³ FLOPs, onednn 2 ms
+  BenchRow bf16 = SampleRow();
+  bf16.dtype = "bf16->f32";
+  BenchRow no_flops = SampleRow();
+  no_flops.flops = 0;
+  std::vector<BenchRow> rows = {f32, bf16, no_flops};
+  SetFloors(peaks, rows);
+  const double flops = 2.0 * 64 * 64 * 64;
+  ASSERT_TRUE(rows[0].floor_s.has_value());
+  EXPECT_DOUBLE_EQ(*rows[0].floor_s, flops / 100e9);
+  ASSERT_TRUE(rows[1].floor_s.has_value());
+  EXPECT_DOUBLE_EQ(*rows[1].floor_s, flops / 400e9);
+  EXPECT_FALSE(rows[2].floor_s.has_value());
+  // A machine whose bf16 rate is below its f32 one still bounds bf16 rows by the larger rate.
+  std::vector<BenchRow> slow_bf16 = {bf16};
+  peaks.bf16_flops = 50e9;
+  SetFloors(peaks, slow_bf16);
+  EXPECT_DOUBLE_EQ(*slow_bf16[0].floor_s, flops / 100e9);
+
+  json j = ToJson(rows[0]);
+  EXPECT_DOUBLE_EQ(j["floor_s"].get<double>(), flops / 100e9);
+  EXPECT_DOUBLE_EQ(j["ceilings"]["onednn"].get<double>(), 2e-3 / (flops / 100e9));
+  EXPECT_TRUE(j["ceilings"]["xla"].is_null());  // it failed: nothing to bound
+  EXPECT_TRUE(ToJson(rows[2])["floor_s"].is_null());
+
+  json header = {{"suite", "gemm"}, {"cpu", "Test CPU"}, {"threads", 2}, {"commit", "abc"},
+                 {"peaks", {{"probe_id", 7}, {"f32_gflops", 100.0}, {"bf16_gflops", 400.0}}}};
+  std::string table = FormatBenchTable(header, rows);
+  char ceiling[32];
+  std::snprintf(ceiling, sizeof ceiling, "%.2fx", 2e-3 / (flops / 100e9));
+  for (const char* want : {"onednn/floor", "machine probe #7", "f32 100.0, bf16 400.0 GFLOP/s",
+                           static_cast<const char*>(ceiling)}) {
+    EXPECT_NE(table.find(want), std::string::npos) << want << "\n" << table;
+  }
+  // Without a probe: no floor column, and the header says why.
+  header.erase("peaks");
+  header["peaks_note"] = "no floors: no full machine probe is stored";
+  table = FormatBenchTable(header, {SampleRow()});
+  EXPECT_EQ(table.find("/floor"), std::string::npos) << table;
+  EXPECT_NE(table.find("no floors"), std::string::npos) << table;
 }
 
 struct GemmFixture {

@@ -352,33 +352,40 @@ store::MachineProbeRecord ToRecord(const target::MachineProbeResult& result) {
   return r;
 }
 
+Result<std::optional<ProbedMachine>> LoadStoredMachine(store::Store& store, bool quick_ok) {
+  target::Target host = target::HostCpu();
+  // A VM may hide the model name; the key must still be stable and non-empty.
+  host.model = host.model.empty() ? "unknown cpu" : host.model;
+  MK_ASSIGN_OR_RETURN(std::optional<store::MachineProbeRecord> stored,
+                      store.LatestMachineProbe(host.model, host.cores));
+  if (!stored) return std::optional<ProbedMachine>();
+  // A quick probe (tests, `doctor --quick`) only answers another quick request: its tiny
+  // buffers measure a cache, not memory, and must not become the machine's rates.
+  if (!quick_ok) {
+    auto details = target::MachineProbeResultFromJson(
+        nlohmann::json::parse(stored->details_json, nullptr, false));
+    if (details.ok() && details->quick) return std::optional<ProbedMachine>();
+  }
+  ProbedMachine machine;
+  machine.record = std::move(*stored);
+  machine.target = target::WithMeasuredRates(host, machine.record.peak_flops_f32,
+                                             machine.record.peak_flops_bf16,
+                                             machine.record.bandwidth_bytes_per_s);
+  return std::optional<ProbedMachine>(std::move(machine));
+}
+
 Result<ProbedMachine> LoadOrProbeMachine(store::Store& store, bool force,
                                          const target::ProbeOptions& options,
                                          const runtime::CompileOptions& compile_options) {
+  if (!force) {
+    MK_ASSIGN_OR_RETURN(std::optional<ProbedMachine> stored,
+                        LoadStoredMachine(store, options.quick));
+    if (stored) return std::move(*stored);
+  }
   ProbedMachine machine;
   target::Target host = target::HostCpu();
-  // A VM may hide the model name; the key must still be stable and non-empty.
   const std::string model = host.model.empty() ? "unknown cpu" : host.model;
   host.model = model;
-  if (!force) {
-    MK_ASSIGN_OR_RETURN(std::optional<store::MachineProbeRecord> stored,
-                        store.LatestMachineProbe(model, host.cores));
-    // A quick probe (tests, `doctor --quick`) only answers another quick request: its tiny
-    // buffers measure a cache, not memory, and must not become the machine's rates.
-    bool usable = stored.has_value();
-    if (usable && !options.quick) {
-      auto details = target::MachineProbeResultFromJson(
-          nlohmann::json::parse(stored->details_json, nullptr, false));
-      usable = !(details.ok() && details->quick);
-    }
-    if (usable) {
-      machine.record = std::move(*stored);
-      machine.target = target::WithMeasuredRates(host, machine.record.peak_flops_f32,
-                                                 machine.record.peak_flops_bf16,
-                                                 machine.record.bandwidth_bytes_per_s);
-      return machine;
-    }
-  }
   runtime::CompilerDriver compiler(compile_options);
   runtime::SandboxRunner sandbox;
   SandboxProbeRunner runner(compiler, sandbox);

@@ -187,6 +187,10 @@ struct ProbedMachine {
   bool probed_now = false;        // false: loaded from the store
 };
 
+// The newest probe stored for this CPU (model and core count); nullopt when there is none, or
+// when it is a quick one and `quick_ok` is false. Never measures anything.
+Result<std::optional<ProbedMachine>> LoadStoredMachine(store::Store& store, bool quick_ok);
+
 // The newest probe stored for this CPU (model and core count), or - when there is none, or
 // `force` - a fresh probe, which is stored before it is returned.
 Result<ProbedMachine> LoadOrProbeMachine(store::Store& store, bool force,

@@ -19,6 +19,7 @@
 #include "agents/bench_gemm.h"
 #include "agents/bench_jaxbench.h"
 #include "agents/engine.h"
+#include "agents/profiler.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "store/data_dir.h"
@@ -146,6 +147,26 @@ Result<std::vector<agents::GemmCase>> SuiteGemmCases(const std::string& ids,
   return cases;
 }
 
+// The peaks behind the rows' floors: the newest full machine probe in the store (--db, or the
+// data dir's), its rates times `share` (the bench's threads over the probed cores); nullopt
+// when there is none. The bench never probes: measuring the machine mid-run would disturb the
+// timings, and `doctor --probe` stores a probe once for every later command.
+Result<std::optional<agents::BenchPeaks>> StoredPeaks(const BenchOptions& o, double share) {
+  MK_ASSIGN_OR_RETURN(store::DataDir dir, store::ResolveDataDir(o.db.value_or("")));
+  if (!fs::exists(dir.db_path)) return std::optional<agents::BenchPeaks>();
+  MK_ASSIGN_OR_RETURN(auto db, store::SqliteStore::Open(dir.db_path.string()));
+  MK_ASSIGN_OR_RETURN(std::optional<agents::ProbedMachine> machine,
+                      agents::LoadStoredMachine(*db, /*quick_ok=*/false));
+  if (!machine) return std::optional<agents::BenchPeaks>();
+  agents::BenchPeaks peaks;
+  peaks.probe_id = machine->record.id;
+  peaks.threads_share = share;
+  peaks.f32_flops = machine->record.peak_flops_f32 * share;
+  peaks.bf16_flops =
+      machine->record.peak_flops_bf16.value_or(machine->record.peak_flops_f32) * share;
+  return std::optional<agents::BenchPeaks>(peaks);
+}
+
 Result<int> RunBench(const BenchOptions& o) {
   if (o.suite != "gemm" && o.suite != "jaxbench") {
     return InvalidArgument("--suite: '" + o.suite + "' is not a suite (choose gemm or jaxbench)");
@@ -174,7 +195,6 @@ Result<int> RunBench(const BenchOptions& o) {
       MK_RETURN_IF_ERROR(RejectFor(suite, o.suite_dir.has_value(), "--suite-dir", other));
     }
     MK_RETURN_IF_ERROR(RejectFor(suite, o.from_run.has_value(), "--from-run", other));
-    MK_RETURN_IF_ERROR(RejectFor(suite, o.db.has_value(), "--db", other));
     MK_RETURN_IF_ERROR(RejectFor(suite, o.interp_cap.has_value(), "--interp-cap", other));
     MK_RETURN_IF_ERROR(RejectFor(suite, o.interp_runs.has_value(), "--interp-runs", other));
   } else {
@@ -330,10 +350,23 @@ Result<int> RunBench(const BenchOptions& o) {
     header["interpreter"] =
         jo.interp ? json{{"cap_s", jo.interp_cap_s}, {"runs", jo.interp_runs}} : json(nullptr);
   }
+  // Read before measuring: a store that cannot be read fails now, not after the run.
+  MK_ASSIGN_OR_RETURN(std::optional<agents::BenchPeaks> stored, StoredPeaks(o, share));
   if (gemm) {
     MK_ASSIGN_OR_RETURN(rows, agents::RunGemmBench(go, engine, progress));
   } else {
     MK_ASSIGN_OR_RETURN(rows, agents::RunJaxbenchBench(jo, engine, progress));
+  }
+  if (stored) {
+    const agents::BenchPeaks& peaks = *stored;
+    agents::SetFloors(peaks, rows);
+    header["peaks"] = {{"probe_id", peaks.probe_id},
+                       {"f32_gflops", peaks.f32_flops / 1e9},
+                       {"bf16_gflops", peaks.bf16_flops / 1e9},
+                       {"threads_share", peaks.threads_share}};
+  } else {
+    header["peaks_note"] =
+        "no floors: no full machine probe is stored (`maxkernel doctor --probe` stores one)";
   }
   header["finished"] = agents::UtcNow();
   header["loadavg_finished"] = agents::LoadAverage();
@@ -397,7 +430,8 @@ void RegisterBenchCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--from-run", o->from_run,
                   "jaxbench: bench the best candidate of optimize run RUN (one workload)");
   cmd->add_option("--db", o->db,
-                  "jaxbench: database of --from-run (default DATA_DIR/maxkernel.db)");
+                  "database of --from-run (jaxbench) and of the machine probe behind the floors "
+                  "(default DATA_DIR/maxkernel.db)");
   cmd->add_option("--interp-cap", o->interp_cap,
                   "jaxbench: seconds the interpreter may take in all (default 60)");
   cmd->add_option("--interp-runs", o->interp_runs, "jaxbench: interpreter runs, 1-3 (default 1)");

@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "cli/cli_test_util.h"
+#include "store/sqlite_store.h"
+#include "target/target.h"
 
 namespace mk::cli {
 namespace {
@@ -177,6 +179,51 @@ TEST(BenchCommandTest, ShapesAndSuiteShapes) {
   EXPECT_NE(bad.err.find("is not MxNxK"), std::string::npos) << bad.err;
   Ran wrong = RunMaxkernel({"bench", "--suite", "jaxbench", "--shapes", "8x8x8"});
   EXPECT_EQ(wrong.exit_code, 2);
+  fs::remove_all(dir);
+}
+
+// The floors come from the newest full machine probe in the store given by --db (here one
+// written by hand, so the expected numbers are known); with no probe there the rows say so.
+TEST(BenchCommandTest, FloorsComeFromTheStoredMachineProbe) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "mk_bench_floors";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string db_path = (dir / "probes.db").string();
+  const std::vector<std::string> args = {"bench", "--suite", "gemm", "--sizes", "64", "--dtype",
+                                         "f32", "--libs", "onednn", "--rounds", "1",
+                                         "--min-time", "0.01", "--json", "--db", db_path};
+  Ran none = RunMaxkernel(args);
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  json doc = json::parse(none.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << none.out;
+  EXPECT_TRUE(doc["rows"][0]["floor_s"].is_null());
+  EXPECT_NE(doc["header"].value("peaks_note", "").find("doctor --probe"), std::string::npos);
+  {
+    auto db = store::SqliteStore::Open(db_path);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    const target::Target host = target::HostCpu();
+    store::MachineProbeRecord probe;
+    probe.cpu_model = host.model.empty() ? "unknown cpu" : host.model;
+    probe.cores = host.cores;
+    probe.peak_flops_f32 = 50e9 * host.cores;
+    probe.peak_flops_bf16 = 100e9 * host.cores;
+    probe.bandwidth_bytes_per_s = 10e9;
+    ASSERT_TRUE((*db)->AddMachineProbe(probe).ok());
+  }
+  Ran r = RunMaxkernel(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  doc = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << r.out;
+  // --threads 2 (the default) of the probed cores: 50 GFLOP/s per thread.
+  const double threads = doc["header"]["threads"].get<double>();
+  EXPECT_NEAR(doc["header"]["peaks"]["f32_gflops"].get<double>(), 50.0 * threads, 1e-9);
+  const json& row = doc["rows"][0];
+  ASSERT_TRUE(row["floor_s"].is_number()) << row.dump();
+  EXPECT_NEAR(row["floor_s"].get<double>(), 2.0 * 64 * 64 * 64 / (50e9 * threads), 1e-15);
+  if (kHaveBaselines) {
+    EXPECT_NEAR(row["ceilings"]["onednn"].get<double>(),
+                row["baselines"]["onednn"].get<double>() / row["floor_s"].get<double>(), 1e-9);
+  }
   fs::remove_all(dir);
 }
 
