@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -31,12 +32,51 @@ std::string CpuInfoField(const std::string& key) {
   return "";
 }
 
-int64_t CacheSize(int name, int64_t fallback) {
-  long v = sysconf(name);
+std::string FirstLine(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// "32768K", "1M", "512" (bytes); 0 for anything else.
+int64_t ParseCacheSize(const std::string& text) {
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (...) {
+    return 0;
+  }
+  const std::string unit = text.substr(used);
+  if (v <= 0) return 0;
+  if (unit.empty()) return v;
+  if (unit == "K") return v << 10;
+  if (unit == "M") return v << 20;
+  if (unit == "G") return v << 30;
+  return 0;
+}
+
+// sysfs first, then sysconf, then the default.
+int64_t CacheSize(int level, int sysconf_name, int64_t fallback) {
+  if (int64_t v = SysfsCacheBytes("/sys/devices/system/cpu/cpu0/cache", level); v > 0) return v;
+  long v = sysconf(sysconf_name);
   return v > 0 ? v : fallback;
 }
 
 }  // namespace
+
+int64_t SysfsCacheBytes(const std::string& cache_dir, int level) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(cache_dir, ec)) {
+    if (entry.path().filename().string().rfind("index", 0) != 0) continue;
+    if (FirstLine(entry.path() / "level") != std::to_string(level)) continue;
+    const std::string type = FirstLine(entry.path() / "type");
+    if (type != "Data" && type != "Unified") continue;
+    if (int64_t bytes = ParseCacheSize(FirstLine(entry.path() / "size")); bytes > 0) return bytes;
+  }
+  return 0;
+}
 
 Target HostCpu() {
   Target t;
@@ -52,9 +92,9 @@ Target HostCpu() {
   t.cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
   t.vector_bytes = t.Has("avx512f") ? 64 : t.Has("avx2") ? 32 : 16;
   t.vector_registers = t.Has("avx512f") ? 32 : 16;
-  t.l1_bytes = CacheSize(_SC_LEVEL1_DCACHE_SIZE, t.l1_bytes);
-  t.l2_bytes = CacheSize(_SC_LEVEL2_CACHE_SIZE, t.l2_bytes);
-  t.l3_bytes = CacheSize(_SC_LEVEL3_CACHE_SIZE, t.l3_bytes);
+  t.l1_bytes = CacheSize(1, _SC_LEVEL1_DCACHE_SIZE, t.l1_bytes);
+  t.l2_bytes = CacheSize(2, _SC_LEVEL2_CACHE_SIZE, t.l2_bytes);
+  t.l3_bytes = CacheSize(3, _SC_LEVEL3_CACHE_SIZE, t.l3_bytes);
   // Nominal peaks until a machine probe measures them: 2 FMA pipes x lanes x 2 flops x clock.
   double ghz = 0;
   try {

@@ -673,6 +673,15 @@ TEST(GemmParamsTest, LoopOrderRunsWhereItCan) {
   EXPECT_EQ(init.order, LoopOrder::kASliverOuter);
   EXPECT_EQ(init.kc, 512);
   EXPECT_EQ(init.nc, 256);  // 512 f32 deep: a quarter of L2 (512 KiB) is 256 columns
+  {
+    // A result larger than L3 (64 MiB against 32): row segments of a page, 1024 f32 columns.
+    target::Target small_l3 = t;
+    small_l3.l3_bytes = 32 << 20;
+    EXPECT_EQ(InitialGemmParams(big, small_l3).nc, 1024);
+    DotGeometry in_l3 = big;  // 2048 x 4096 f32: 32 MiB, not larger than L3
+    in_l3.m = 2048;
+    EXPECT_EQ(InitialGemmParams(in_l3, small_l3).nc, 256);
+  }
   auto resolve = [&](const DotGeometry& dot, std::map<std::string, int64_t> values) {
     space::Schedule s;
     s.values = std::move(values);

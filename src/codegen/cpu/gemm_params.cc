@@ -168,6 +168,9 @@ bool AmxAvailable(const target::Target& target) {
 
 namespace {
 
+// A row segment of the result this long spans a page (ModelNc).
+constexpr int64_t kPageBytes = 4096;
+
 // Bytes of a packed element and the K slice's packing granule under `p`.
 int64_t PackedBytes(const GemmParams& p) { return p.bf16_pairs ? 2 : 4; }
 int64_t PackedKc(const GemmParams& p) { return RoundUp(p.kc, p.amx ? kAmxKStep : 8); }
@@ -187,13 +190,26 @@ int64_t HalfL1Depth(const target::Target& target, int64_t row_bytes, int64_t ste
 // NC for `order`. kBSliverOuter: the packed B panel (KC×NC) in a share of L3, capped so the
 // panel stays a few MB. kASliverOuter: the panel in a quarter of L2, where the A sliver's
 // streaming past it leaves it (measured on the Xeon, f32 4096³, KC 512, example harness A/B
-// against kBSliverOuter at NC 4096: NC 128 1.6%, 256 3.5-5.3%, 512 1.6% faster).
+// against kBSliverOuter at NC 4096: NC 128 1.6%, 256 3.5-5.3%, 512 1.6% faster) - unless the
+// result outgrows L3 (kPageBytes says why).
 int64_t ModelNc(const DotGeometry& g, const target::Target& target, const GemmParams& p,
                 LoopOrder order) {
   const int64_t panel_k = PackedKc(p) * PackedBytes(p);
   int64_t nc = 0;
   if (order == LoopOrder::kASliverOuter) {
     nc = target.l2_bytes / 4 / panel_k;
+    // A result larger than L3 comes from memory once per K slice, as MR row segments of NC
+    // columns per A sliver: each A sliver then gets as many B slivers, and each C row segment
+    // spans a page (likely what lets the prefetchers stream it). Measured on Zen 4 (L2 1 MiB,
+    // L3 32 MiB; bench --schedule, f32 4096³, KC 512, 2 runs each): NC 1024 1.00x and 0.99x
+    // oneDNN, NC 2048 1.01x and 1.00x, against 0.94x and 0.93x at NC 128 (the L2 quarter); a
+    // C harness, same module, NC 1024 628-630 ms against 655-662 ms, with 2 MiB pages for every
+    // buffer too (so not the TLB). With the result in L3 the L2 panel stays: 2048³ (16 MiB)
+    // 0.97x either way, 1024³ 0.92x at NC 1024 against 1.00x.
+    const int64_t out_bytes = g.out_type == DType::kF32 ? 4 : 2;
+    if (g.batch * g.m * g.n * out_bytes > target.l3_bytes) {
+      nc = std::max(nc, kPageBytes / out_bytes);
+    }
   } else {
     const int64_t l3_share =
         std::min<int64_t>(target.l3_bytes / std::max(1, target.cores), 16 << 20);
