@@ -352,10 +352,20 @@ store::MachineProbeRecord ToRecord(const target::MachineProbeResult& result) {
   return r;
 }
 
-Result<std::optional<ProbedMachine>> LoadStoredMachine(store::Store& store, bool quick_ok) {
+namespace {
+
+// This machine, under the name its probes are stored by: a VM may hide the model name, and the
+// key must still be stable and non-empty.
+target::Target ProbeHost() {
   target::Target host = target::HostCpu();
-  // A VM may hide the model name; the key must still be stable and non-empty.
-  host.model = host.model.empty() ? "unknown cpu" : host.model;
+  if (host.model.empty()) host.model = "unknown cpu";
+  return host;
+}
+
+}  // namespace
+
+Result<std::optional<ProbedMachine>> LoadStoredMachine(store::Store& store, bool quick_ok) {
+  const target::Target host = ProbeHost();
   MK_ASSIGN_OR_RETURN(std::optional<store::MachineProbeRecord> stored,
                       store.LatestMachineProbe(host.model, host.cores));
   if (!stored) return std::optional<ProbedMachine>();
@@ -383,9 +393,7 @@ Result<ProbedMachine> LoadOrProbeMachine(store::Store& store, bool force,
     if (stored) return std::move(*stored);
   }
   ProbedMachine machine;
-  target::Target host = target::HostCpu();
-  const std::string model = host.model.empty() ? "unknown cpu" : host.model;
-  host.model = model;
+  const target::Target host = ProbeHost();
   runtime::CompilerDriver compiler(compile_options);
   runtime::SandboxRunner sandbox;
   SandboxProbeRunner runner(compiler, sandbox);
@@ -394,7 +402,7 @@ Result<ProbedMachine> LoadOrProbeMachine(store::Store& store, bool force,
   machine.record = ToRecord(result);
   MK_ASSIGN_OR_RETURN(machine.record.id, store.AddMachineProbe(machine.record));
   MK_ASSIGN_OR_RETURN(std::optional<store::MachineProbeRecord> stored,
-                      store.LatestMachineProbe(model, host.cores));
+                      store.LatestMachineProbe(host.model, host.cores));
   if (stored.has_value()) machine.record = std::move(*stored);  // with the store's timestamp
   machine.target = target::WithMeasuredRates(host, result.peak_flops_f32, result.peak_flops_bf16,
                                              result.bandwidth_bytes_per_s);
