@@ -650,9 +650,10 @@ TEST(GemmParamsTest, AmxParameterIsValidatedAndFixesTheTile) {
   EXPECT_EQ(p->mr, InitialGemmParams(*gf, amx).mr);
 }
 
-// loop_order: the model runs f32 register tiles A sliver outer with an NC panel sized for L2;
-// the order is dropped where it cannot run (AMX tiles, a shared B panel, an A panel over
-// kMaxAPanelBytes); an NC the schedule names is kept; and the emitted GEMM says which order ran.
+// loop_order: the model runs f32 register tiles A sliver outer with an NC panel sized for L2,
+// or deep slices and an L3 panel for a result past a quarter of L3; the order is dropped where
+// it cannot run (AMX tiles, a shared B panel, an A panel over kMaxAPanelBytes); an NC the
+// schedule names is kept; and the emitted GEMM says which order ran.
 TEST(GemmParamsTest, LoopOrderRunsWhereItCan) {
   auto module = hlo::ParseModule(kModule, "gemm.hlo");
   ASSERT_TRUE(module.ok()) << module.status().ToString();
@@ -671,16 +672,43 @@ TEST(GemmParamsTest, LoopOrderRunsWhereItCan) {
   const GemmParams init = InitialGemmParams(big, t);
   EXPECT_EQ(init.split, ThreadSplit::kColumns);
   EXPECT_EQ(init.order, LoopOrder::kASliverOuter);
-  EXPECT_EQ(init.kc, 512);
-  EXPECT_EQ(init.nc, 256);  // 512 f32 deep: a quarter of L2 (512 KiB) is 256 columns
+  // The 64 MiB result outgrows a quarter of L3: deep slices (DeepenSlices), 2048 f32, and a B
+  // panel of an eighth of L3 (8 MiB: 1024 columns of 8 KiB).
+  EXPECT_EQ(init.kc, kDeepKc);
+  EXPECT_EQ(init.nc, 1024);
   {
-    // A result larger than L3 (64 MiB against 32): row segments of a page, 1024 f32 columns.
-    target::Target small_l3 = t;
-    small_l3.l3_bytes = 32 << 20;
-    EXPECT_EQ(InitialGemmParams(big, small_l3).nc, 1024);
-    DotGeometry in_l3 = big;  // 2048 x 4096 f32: 32 MiB, not larger than L3
-    in_l3.m = 2048;
-    EXPECT_EQ(InitialGemmParams(in_l3, small_l3).nc, 256);
+    // A second pass of the model (gemm_space.cc's, after the threads) keeps the order and NC.
+    GemmParams again = init;
+    SetInitialLoopOrder(big, t, again);
+    DeepenSlices(big, t, again);
+    EXPECT_EQ(again.order, LoopOrder::kASliverOuter);
+    EXPECT_EQ(again.kc, init.kc);
+    EXPECT_EQ(again.nc, init.nc);
+    // A result within a quarter of L3 (1024 x 4096 f32, 16 MiB): 512 f32 deep slices, the
+    // panel in a quarter of L2 (512 KiB is 256 columns).
+    DotGeometry quarter = big;
+    quarter.m = 1024;
+    const GemmParams q = InitialGemmParams(quarter, t);
+    EXPECT_EQ(q.order, LoopOrder::kASliverOuter);
+    EXPECT_EQ(q.kc, 512);
+    EXPECT_EQ(q.nc, 256);
+    // Many GEMMs, each thread's within a quarter of L3, all of them past L3 (32 of 256 x 4096,
+    // 128 MiB): the slices stay, the row segments are a page (1024 f32 columns).
+    DotGeometry batched = quarter;
+    batched.batch = 32;
+    batched.m = 256;
+    const GemmParams bt = InitialGemmParams(batched, t);
+    EXPECT_EQ(bt.split, ThreadSplit::kBatch);
+    EXPECT_EQ(bt.kc, 512);
+    EXPECT_EQ(bt.nc, 1024);
+    // Where all rows at 2048 f32 would outgrow kMaxAPanelBytes, the slices are as deep as it
+    // lets them be, balanced over K: 6000 rows (6006 packed) take 3 slices of 1368.
+    DotGeometry rows6000 = big;
+    rows6000.m = 6000;
+    const GemmParams r = InitialGemmParams(rows6000, t);
+    EXPECT_EQ(r.order, LoopOrder::kASliverOuter);
+    EXPECT_EQ(r.kc, 1368);
+    EXPECT_TRUE(ASliverOuterApplies(rows6000, r));
   }
   auto resolve = [&](const DotGeometry& dot, std::map<std::string, int64_t> values) {
     space::Schedule s;
@@ -689,9 +717,9 @@ TEST(GemmParamsTest, LoopOrderRunsWhereItCan) {
     EXPECT_TRUE(p.ok()) << p.status().ToString();
     return p.ok() ? *p : GemmParams{};
   };
-  GemmParams p = resolve(big, {{"loop_order", 0}});
+  GemmParams p = resolve(big, {{"loop_order", 0}, {"kc", 512}});
   EXPECT_EQ(p.order, LoopOrder::kBSliverOuter);
-  EXPECT_EQ(p.nc, 4096);  // the L3 panel of the B-sliver-outer order
+  EXPECT_EQ(p.nc, 4096);  // the L3 panel of the B-sliver-outer order (8 MiB of 512 f32 deep)
   p = resolve(big, {{"loop_order", 1}, {"nc", 1024}});
   EXPECT_EQ(p.order, LoopOrder::kASliverOuter);
   EXPECT_EQ(p.nc, 1024);
@@ -701,9 +729,21 @@ TEST(GemmParamsTest, LoopOrderRunsWhereItCan) {
   // One thread has nothing to share: it runs.
   p = resolve(big, {{"loop_order", 1}, {"threads", 1}, {"thread_split", 0}});
   EXPECT_EQ(p.order, LoopOrder::kASliverOuter);
-  // All of M for one slice past kMaxAPanelBytes (9000 rows x 512 x 4 bytes > 16 MiB).
+  // The initial schedule runs as the model made it (deep slices and all).
+  p = resolve(big, {});
+  EXPECT_EQ(p.order, LoopOrder::kASliverOuter);
+  EXPECT_EQ(p.kc, kDeepKc);
+  // All of M for one slice past kModelAPanelBytes (9000 rows x 512 x 4 bytes > 16 MiB): the
+  // model keeps the B-sliver-outer order; a schedule may still ask for it.
   DotGeometry tall = big;
   tall.m = 9000;
+  const GemmParams tall_init = InitialGemmParams(tall, t);
+  EXPECT_EQ(tall_init.order, LoopOrder::kBSliverOuter);
+  EXPECT_EQ(tall_init.kc, 512);
+  p = resolve(tall, {{"loop_order", 1}});
+  EXPECT_EQ(p.order, LoopOrder::kASliverOuter);
+  // ... but not past kMaxAPanelBytes (24000 x 512 x 4 bytes > 40 MiB).
+  tall.m = 24000;
   EXPECT_FALSE(ASliverOuterApplies(tall, InitialGemmParams(tall, t)));
   p = resolve(tall, {{"loop_order", 1}});
   EXPECT_EQ(p.order, LoopOrder::kBSliverOuter);

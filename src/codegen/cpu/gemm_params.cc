@@ -1,6 +1,7 @@
 #include "codegen/cpu/gemm_params.h"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 namespace mk::codegen::cpu {
@@ -187,27 +188,49 @@ int64_t HalfL1Depth(const target::Target& target, int64_t row_bytes, int64_t ste
   return std::max(floor, target.l1_bytes / 2 / row_bytes / step * step);
 }
 
+// Bytes of the result that one K slice's pass rereads and rewrites while it runs: one GEMM's,
+// each thread's own under ThreadSplit::kBatch.
+int64_t LiveResultBytes(const DotGeometry& g, const GemmParams& p) {
+  const int64_t out_bytes = g.out_type == DType::kF32 ? 4 : 2;
+  const int64_t gemms = p.split == ThreadSplit::kBatch ? std::min(p.threads, g.batch) : 1;
+  return std::max<int64_t>(1, gemms) * g.m * g.n * out_bytes;
+}
+
+// Whether the result is large enough (over a quarter of L3) that the A-sliver-outer order's
+// passes over it, one per K slice, cost more than deeper slices do (DeepenSlices).
+bool ResultOutgrowsL3Quarter(const DotGeometry& g, const target::Target& target,
+                             const GemmParams& p) {
+  return LiveResultBytes(g, p) > target.l3_bytes / 4;
+}
+
 // NC for `order`. kBSliverOuter: the packed B panel (KC×NC) in a share of L3, capped so the
 // panel stays a few MB. kASliverOuter: the panel in a quarter of L2, where the A sliver's
 // streaming past it leaves it (measured on the Xeon, f32 4096³, KC 512, example harness A/B
 // against kBSliverOuter at NC 4096: NC 128 1.6%, 256 3.5-5.3%, 512 1.6% faster) - unless the
-// result outgrows L3 (kPageBytes says why).
+// result outgrows a quarter of L3, or all of it over a batch.
 int64_t ModelNc(const DotGeometry& g, const target::Target& target, const GemmParams& p,
                 LoopOrder order) {
   const int64_t panel_k = PackedKc(p) * PackedBytes(p);
   int64_t nc = 0;
   if (order == LoopOrder::kASliverOuter) {
     nc = target.l2_bytes / 4 / panel_k;
-    // A result larger than L3 comes from memory once per K slice, as MR row segments of NC
-    // columns per A sliver: each A sliver then gets as many B slivers, and each C row segment
-    // spans a page (likely what lets the prefetchers stream it). Measured on Zen 4 (L2 1 MiB,
-    // L3 32 MiB; bench --schedule, f32 4096³, KC 512, 2 runs each): NC 1024 1.00x and 0.99x
-    // oneDNN, NC 2048 1.01x and 1.00x, against 0.94x and 0.93x at NC 128 (the L2 quarter); a
-    // C harness, same module, NC 1024 628-630 ms against 655-662 ms, with 2 MiB pages for every
-    // buffer too (so not the TLB). With the result in L3 the L2 panel stays: 2048³ (16 MiB)
-    // 0.97x either way, 1024³ 0.92x at NC 1024 against 1.00x.
     const int64_t out_bytes = g.out_type == DType::kF32 ? 4 : 2;
-    if (g.batch * g.m * g.n * out_bytes > target.l3_bytes) {
+    // A result over a quarter of L3 is reread once per K slice; DeepenSlices makes those
+    // slices deep, and the B panel is then an eighth of L3 in a power of two of columns (so a
+    // thread's column range splits evenly), each A sliver, streaming from L2, meeting many B
+    // slivers. Measured on Zen 4 (L2 1 MiB, L3 32 MiB; C harness, medians): 4096³ KC 2048 NC
+    // 512 616 ms against NC 1024 625 ms; 1536³ KC 1536 NC 512 33.4 ms against NC 672 33.8 ms.
+    if (ResultOutgrowsL3Quarter(g, target, p)) {
+      const auto eighth = static_cast<uint64_t>(std::max<int64_t>(1, target.l3_bytes / 8 / panel_k));
+      nc = std::max(nc, static_cast<int64_t>(std::bit_floor(eighth)));
+    } else if (g.batch * g.m * g.n * out_bytes > target.l3_bytes) {
+      // Many GEMMs whose results together outgrow L3 (the batch split among the threads)
+      // come from memory as MR row segments of NC columns per A sliver: of a page each, each
+      // A sliver then meets as many B slivers (likely what lets the prefetchers stream C).
+      // Measured on Zen 4 before the slices were deep (bench --schedule, f32 4096³, KC 512):
+      // NC 1024 1.00x and 0.99x oneDNN, NC 2048 1.01x and 1.00x, against 0.94x and 0.93x at
+      // NC 128, the L2 quarter; 39k's batched convolution GEMMs (16 of 64x15876x72) NC 1008
+      // 23.1 and 22.8 ms against NC 864 24.0 and 23.4 ms.
       nc = std::max(nc, kPageBytes / out_bytes);
     }
   } else {
@@ -229,8 +252,34 @@ bool ASliverOuterApplies(const DotGeometry& g, const GemmParams& p) {
 }
 
 void SetInitialLoopOrder(const DotGeometry& g, const target::Target& target, GemmParams& p) {
-  p.order = ASliverOuterApplies(g, p) && !p.bf16_pairs ? LoopOrder::kASliverOuter
-                                                        : LoopOrder::kBSliverOuter;
+  // The model's panel bound is taken at the base slice depth (2 KiB per lane), so that a KC
+  // DeepenSlices made deeper does not change the order on a second call.
+  const int64_t rows = RoundUp(std::max<int64_t>(1, g.m), p.mr);
+  const int64_t base_kc = std::min<int64_t>(PackedKc(p), 2048 / PackedBytes(p));
+  const bool model_panel = rows * base_kc * PackedBytes(p) <= kModelAPanelBytes;
+  p.order = ASliverOuterApplies(g, p) && model_panel && !p.bf16_pairs ? LoopOrder::kASliverOuter
+                                                                      : LoopOrder::kBSliverOuter;
+  p.nc = ModelNc(g, target, p, p.order);
+}
+
+// Each K slice rereads and rewrites the C tiles once. Where the A-sliver-outer order's result
+// outgrows a quarter of L3, those passes cost more than an A sliver's leaving L1 does: slices
+// of 8 KiB of A per row (2048 f32; the sliver then streams from L2, prefetched), within
+// kMaxAPanelBytes for all rows, with the B panel an eighth of L3 (ModelNc). Measured on Zen 4
+// (L1d 32 KiB, L2 1 MiB, L3 32 MiB; 2 threads, C harness, one call per module per round,
+// medians of 25-40 rounds, 14x32 tile): 1536³ KC 512/NC 128 34.7 ms -> KC 1536/NC 512 33.8 ms;
+// 2048³ KC 512/NC 128 81.6-82.5 ms -> KC 2048/NC 512 78.7-79.1 ms; 4096³ KC 512/NC 1024 632 ms
+// -> KC 1024/NC 512 626 ms (KC 2048, a 32 MiB A panel, 621 ms). At 1024³ (a 4 MiB result)
+// KC 1024 was 2-4% slower than 512.
+void DeepenSlices(const DotGeometry& g, const target::Target& target, GemmParams& p) {
+  if (p.amx || p.bf16_pairs || p.inner || !p.pack_a || !p.pack_b) return;
+  if (p.order != LoopOrder::kASliverOuter || !ResultOutgrowsL3Quarter(g, target, p)) return;
+  if (g.k <= p.kc) return;
+  const int64_t rows = RoundUp(std::max<int64_t>(1, g.m), p.mr);
+  const int64_t within_panel = kMaxAPanelBytes / (rows * PackedBytes(p)) / 8 * 8;
+  const int64_t deep = BalancedKc(g.k, std::min<int64_t>(kDeepKc, within_panel), 8);
+  if (deep <= p.kc) return;
+  p.kc = deep;
   p.nc = ModelNc(g, target, p, p.order);
 }
 
@@ -403,6 +452,7 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
   if (!DepthSplitPays(g, p)) p.threads = std::min(p.threads, GemmTiles(g, p));
   p.split = InitialThreadSplit(g, p);
   SetInitialLoopOrder(g, target, p);
+  DeepenSlices(g, target, p);
   return p;
 }
 

@@ -181,14 +181,23 @@ constexpr int64_t kDepthMaxResult = 512 * 512, kDepthMinRatio = 8, kDepthMinK = 
 
 // Whether LoopOrder::kASliverOuter can run `g` under `p`: register tiles (not AMX), no shared B
 // panel (threads split columns or the batch, or one thread), and the packed A of all M rows for
-// one K slice within kMaxAPanelBytes.
+// one K slice within kMaxAPanelBytes (per thread: 4096 rows of 2048 f32 fit, for
+// DeepenSlices). The model picks the order only where the panel at 2 KiB per row is within
+// kModelAPanelBytes (what it was measured on).
 bool ASliverOuterApplies(const DotGeometry& g, const GemmParams& p);
-constexpr int64_t kMaxAPanelBytes = int64_t{16} << 20;
+constexpr int64_t kMaxAPanelBytes = int64_t{40} << 20;
+constexpr int64_t kModelAPanelBytes = int64_t{16} << 20;
 
 // The model's loop order for `g` under `p` (its tile, KC, threads and split), and the NC that
 // goes with it (the B panel in L3 for kBSliverOuter, in a quarter of L2 for kASliverOuter):
 // sets p.order and p.nc.
 void SetInitialLoopOrder(const DotGeometry& g, const target::Target& target, GemmParams& p);
+
+// Under the A-sliver-outer order, a result over a quarter of L3 gets K slices of up to
+// kDeepKc f32 (its A panel within kMaxAPanelBytes) and the NC that goes with them: sets p.kc
+// and p.nc, or leaves them (the gemm_params.cc comment has the measurements).
+void DeepenSlices(const DotGeometry& g, const target::Target& target, GemmParams& p);
+constexpr int64_t kDeepKc = 2048;
 
 // Legal values of each parameter, for the kernel space (ascending).
 std::vector<int64_t> GemmMrValues();

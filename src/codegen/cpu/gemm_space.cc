@@ -108,6 +108,7 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
   init.threads = s.params[0].initial;
   init.split = InitialThreadSplit(g, init);
   SetInitialLoopOrder(g, target, init);
+  DeepenSlices(g, target, init);
   // mr, nr and unroll_k shape the register tile; under amx=1 the tile is the hardware's and
   // they are not used, so their initial values are the register tile's either way.
   const GemmParams reg = InitialGemmParams(g, target, false);
