@@ -71,22 +71,34 @@ static inline void mk_pack_rows_f32(const float* src, int64_t ld, int64_t rows, 
 
 constexpr const char* kPanelName = "mk_pack_panel_f32";
 
-// Reading the source row by row keeps the reads one sequential stream per k row (packing B one
-// sliver after the other read 128 bytes per 8 KiB row of a 2048-wide B: a new page per read).
+// The source is read in bands of 8 k rows, each band sliver by sliver: 8 sequential read
+// streams (packing B one whole sliver after the other read 128 bytes per 8 KiB row of a
+// 2048-wide B: a new page per read), while each sliver gets 8 rows (1 KiB) at a time. Row by
+// row, every k row wrote one 128-byte piece to each of the panel's slivers, KC·NR·4 bytes
+// apart: as many write streams as slivers, all on the same L1 sets (a 2048-deep KC puts them
+// 256 KiB apart). Measured on Zen 4 (f32 2048³, KC 2048, NC 512, C harness medians of 25 calls
+// per module, alternated): bands of 8 rows 78.8-79.3 ms, 32 rows 79.2, 128 rows 79.3, row by
+// row 79.4-79.7 ms; 4096³ bands of 8 622.8 ms against 630.1 ms.
 constexpr const char* kPanelText = R"(// Packs a lanes-contiguous f32 panel into slivers (gemm_pack.h).
 static inline void mk_pack_panel_f32(const float* src, int64_t ld, int64_t lanes, int64_t kc,
                                      float* dst, int64_t width) {
   const int64_t full = lanes / width, part = lanes % width;
-  for (int64_t k = 0; k < kc; ++k) {
-    const float* s = src + k * ld;
-    float* d = dst + k * width;
+  constexpr int64_t kBand = 8;
+  for (int64_t k0 = 0; k0 < kc; k0 += kBand) {
+    const int64_t k1 = k0 + kBand < kc ? k0 + kBand : kc;
     for (int64_t q = 0; q < full; ++q) {
-      std::memcpy(d + q * width * kc, s + q * width, width * sizeof(float));
+      const float* s = src + k0 * ld + q * width;
+      float* d = dst + q * width * kc + k0 * width;
+      for (int64_t k = k0; k < k1; ++k, s += ld, d += width) {
+        std::memcpy(d, s, width * sizeof(float));
+      }
     }
     if (part) {
-      float* e = d + full * width * kc;
-      std::memcpy(e, s + full * width, part * sizeof(float));
-      std::memset(e + part, 0, (width - part) * sizeof(float));
+      for (int64_t k = k0; k < k1; ++k) {
+        float* e = dst + full * width * kc + k * width;
+        std::memcpy(e, src + k * ld + full * width, part * sizeof(float));
+        std::memset(e + part, 0, (width - part) * sizeof(float));
+      }
     }
   }
 }
