@@ -278,6 +278,53 @@ TEST_F(VectorCodegenTest, EmitsTheFormTheScheduleNames) {
             std::string::npos);
 }
 
+// Reductions over channels ([2,5,9,20] over dim 1, like 46k's logsumexp): a block of whole
+// rows is one flat loop where every leaf indexes rows and columns together (x, a plane
+// broadcast over them, a per-batch scale); a per-column bias keeps a loop per row. Both agree
+// with the interpreter bit for bit (each result still sums its channels in order).
+const char* kChannelModule = R"(
+HloModule channels
+add_fn {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[2,5,9,20] parameter(0)
+  plane = f32[9,20] parameter(1)
+  col = f32[20] parameter(2)
+  scale = f32[2] parameter(3)
+  zero = f32[] constant(0)
+  pb = f32[2,5,9,20] broadcast(plane), dimensions={2,3}
+  sb = f32[2,5,9,20] broadcast(scale), dimensions={0}
+  t = f32[2,5,9,20] tanh(x)
+  flat_in = f32[2,5,9,20] add(t, pb)
+  flat_in2 = f32[2,5,9,20] multiply(flat_in, sb)
+  flat = f32[2,9,20] reduce(flat_in2, zero), dimensions={1}, to_apply=add_fn
+  cb = f32[2,5,9,20] broadcast(col), dimensions={3}
+  rowwise_in = f32[2,5,9,20] add(x, cb)
+  rowwise = f32[2,9,20] reduce(rowwise_in, zero), dimensions={1}, to_apply=add_fn
+  ROOT out = (f32[2,9,20], f32[2,9,20]) tuple(flat, rowwise)
+}
+)";
+
+TEST_F(VectorCodegenTest, ChannelReductionsRunFlatWhereTheIndexAllows) {
+  auto module = hlo::ParseModule(kChannelModule, "channels.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  const Overrides lanes = {{"reduce_lanes", 16}, {"vectorize", 1}};
+  auto impl = EmitWith(**module, lanes);
+  ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+  std::string text;
+  for (const auto& src : impl->sources) text += src.text;
+  // Both reductions block 9 rows of 20; one of them runs them as one flat loop.
+  const std::regex flat_loop(R"(acc\[q\] = fn[0-9]+\(acc\[q\], v[0-9]+\([a-z0-9]+, r1, rb, q\)\))");
+  const auto flats = std::distance(std::sregex_iterator(text.begin(), text.end(), flat_loop),
+                                   std::sregex_iterator());
+  EXPECT_EQ(flats, 1) << text;
+  EXPECT_NE(text.find("acc[(i1 - rb) * 20 + i2]"), std::string::npos) << text;
+  ExpectAgrees(kChannelModule, lanes, {1e-6, 0});
+}
+
 // An elementwise output whose ops are read several times (t by m, r and the select; s by t, m and
 // the compare): the store loop computes each op of the chain once into a local, in order, and
 // the select reads both arms before choosing. Each vector width agrees with the interpreter.
