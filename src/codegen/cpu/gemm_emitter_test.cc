@@ -701,6 +701,13 @@ TEST(GemmParamsTest, LoopOrderRunsWhereItCan) {
     EXPECT_EQ(bt.split, ThreadSplit::kBatch);
     EXPECT_EQ(bt.kc, 512);
     EXPECT_EQ(bt.nc, 1024);
+    // A K of one shallow slice has nothing to deepen, and keeps the L2 panel (2 MiB / 4 / 1
+    // KiB of packed column is 512 columns).
+    DotGeometry shallow = big;
+    shallow.k = 256;
+    const GemmParams sh = InitialGemmParams(shallow, t);
+    EXPECT_EQ(sh.kc, 256);
+    EXPECT_EQ(sh.nc, 512);
     // Where all rows at 2048 f32 would outgrow kMaxAPanelBytes, the slices are as deep as it
     // lets them be, balanced over K: 6000 rows (6006 packed) take 3 slices of 1368.
     DotGeometry rows6000 = big;

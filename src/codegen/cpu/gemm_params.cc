@@ -171,6 +171,9 @@ namespace {
 
 // A row segment of the result this long spans a page (ModelNc).
 constexpr int64_t kPageBytes = 4096;
+// The model's K slice: this many bytes of operand per lane (512 f32, 1024 bf16), deeper only
+// under DeepenSlices (InitialGemmParams says why so deep).
+constexpr int64_t kBaseSliceBytes = 2048;
 
 // Bytes of a packed element and the K slice's packing granule under `p`.
 int64_t PackedBytes(const GemmParams& p) { return p.bf16_pairs ? 2 : 4; }
@@ -220,7 +223,10 @@ int64_t ModelNc(const DotGeometry& g, const target::Target& target, const GemmPa
     // thread's column range splits evenly), each A sliver, streaming from L2, meeting many B
     // slivers. Measured on Zen 4 (L2 1 MiB, L3 32 MiB; C harness, medians): 4096³ KC 2048 NC
     // 512 616 ms against NC 1024 625 ms; 1536³ KC 1536 NC 512 33.4 ms against NC 672 33.8 ms.
-    if (ResultOutgrowsL3Quarter(g, target, p)) {
+    // Slices of the base depth (K of at most 512 f32, or a KC the schedule names) keep the
+    // rules they were measured with.
+    const bool deep = PackedKc(p) * PackedBytes(p) > kBaseSliceBytes;
+    if (deep && ResultOutgrowsL3Quarter(g, target, p)) {
       const auto eighth = static_cast<uint64_t>(std::max<int64_t>(1, target.l3_bytes / 8 / panel_k));
       nc = std::max(nc, static_cast<int64_t>(std::bit_floor(eighth)));
     } else if (g.batch * g.m * g.n * out_bytes > target.l3_bytes) {
@@ -255,7 +261,7 @@ void SetInitialLoopOrder(const DotGeometry& g, const target::Target& target, Gem
   // The model's panel bound is taken at the base slice depth (2 KiB per lane), so that a KC
   // DeepenSlices made deeper does not change the order on a second call.
   const int64_t rows = RoundUp(std::max<int64_t>(1, g.m), p.mr);
-  const int64_t base_kc = std::min<int64_t>(PackedKc(p), 2048 / PackedBytes(p));
+  const int64_t base_kc = std::min<int64_t>(PackedKc(p), kBaseSliceBytes / PackedBytes(p));
   const bool model_panel = rows * base_kc * PackedBytes(p) <= kModelAPanelBytes;
   p.order = ASliverOuterApplies(g, p) && model_panel && !p.bf16_pairs ? LoopOrder::kASliverOuter
                                                                       : LoopOrder::kBSliverOuter;
@@ -392,7 +398,7 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
   // from L2 with the A sliver; that costs less than more passes over C (measured on Zen 5 and
   // Xeon: KC 512 beat the L1-resident 176 by 10-15% at 1024-4096³, docs/benchmarks/).
   const int64_t elt = p.bf16_pairs ? 2 : 4;
-  int64_t kc = 2048 / elt, kstep = 8;
+  int64_t kc = kBaseSliceBytes / elt, kstep = 8;
   if (p.amx) {
     // The tile is the hardware's; KC in whole tile steps (kAmxKc says why so deep).
     p.mr = kAmxMr;
