@@ -191,12 +191,19 @@ int64_t HalfL1Depth(const target::Target& target, int64_t row_bytes, int64_t ste
   return std::max(floor, target.l1_bytes / 2 / row_bytes / step * step);
 }
 
+// Bytes of a result element.
+int64_t OutBytes(const DotGeometry& g) { return g.out_type == DType::kF32 ? 4 : 2; }
+
+// Bytes per k of the A panel the A-sliver-outer order packs: all of M's rows, whole slivers.
+int64_t APanelBytesPerK(const DotGeometry& g, const GemmParams& p) {
+  return RoundUp(std::max<int64_t>(1, g.m), p.mr) * PackedBytes(p);
+}
+
 // Bytes of the result that one K slice's pass rereads and rewrites while it runs: one GEMM's,
 // each thread's own under ThreadSplit::kBatch.
 int64_t LiveResultBytes(const DotGeometry& g, const GemmParams& p) {
-  const int64_t out_bytes = g.out_type == DType::kF32 ? 4 : 2;
   const int64_t gemms = p.split == ThreadSplit::kBatch ? std::min(p.threads, g.batch) : 1;
-  return std::max<int64_t>(1, gemms) * g.m * g.n * out_bytes;
+  return std::max<int64_t>(1, gemms) * g.m * g.n * OutBytes(g);
 }
 
 // Whether the result is large enough (over a quarter of L3) that the A-sliver-outer order's
@@ -217,7 +224,6 @@ int64_t ModelNc(const DotGeometry& g, const target::Target& target, const GemmPa
   int64_t nc = 0;
   if (order == LoopOrder::kASliverOuter) {
     nc = target.l2_bytes / 4 / panel_k;
-    const int64_t out_bytes = g.out_type == DType::kF32 ? 4 : 2;
     // A result over a quarter of L3 is reread once per K slice; DeepenSlices makes those
     // slices deep, and the B panel is then an eighth of L3 in a power of two of columns (so a
     // thread's column range splits evenly), each A sliver, streaming from L2, meeting many B
@@ -229,7 +235,7 @@ int64_t ModelNc(const DotGeometry& g, const target::Target& target, const GemmPa
     if (deep && ResultOutgrowsL3Quarter(g, target, p)) {
       const auto eighth = static_cast<uint64_t>(std::max<int64_t>(1, target.l3_bytes / 8 / panel_k));
       nc = std::max(nc, static_cast<int64_t>(std::bit_floor(eighth)));
-    } else if (g.batch * g.m * g.n * out_bytes > target.l3_bytes) {
+    } else if (g.batch * g.m * g.n * OutBytes(g) > target.l3_bytes) {
       // Many GEMMs whose results together outgrow L3 (the batch split among the threads)
       // come from memory as MR row segments of NC columns per A sliver: of a page each, each
       // A sliver then meets as many B slivers (likely what lets the prefetchers stream C).
@@ -237,7 +243,7 @@ int64_t ModelNc(const DotGeometry& g, const target::Target& target, const GemmPa
       // NC 1024 1.00x and 0.99x oneDNN, NC 2048 1.01x and 1.00x, against 0.94x and 0.93x at
       // NC 128, the L2 quarter; 39k's batched convolution GEMMs (16 of 64x15876x72) NC 1008
       // 23.1 and 22.8 ms against NC 864 24.0 and 23.4 ms.
-      nc = std::max(nc, kPageBytes / out_bytes);
+      nc = std::max(nc, kPageBytes / OutBytes(g));
     }
   } else {
     const int64_t l3_share =
@@ -253,16 +259,14 @@ int64_t ModelNc(const DotGeometry& g, const target::Target& target, const GemmPa
 bool ASliverOuterApplies(const DotGeometry& g, const GemmParams& p) {
   if (p.amx) return false;
   if (p.threads > 1 && p.split == ThreadSplit::kBlocks) return false;
-  const int64_t rows = RoundUp(std::max<int64_t>(1, g.m), p.mr);
-  return rows * PackedKc(p) * PackedBytes(p) <= kMaxAPanelBytes;
+  return APanelBytesPerK(g, p) * PackedKc(p) <= kMaxAPanelBytes;
 }
 
 void SetInitialLoopOrder(const DotGeometry& g, const target::Target& target, GemmParams& p) {
   // The model's panel bound is taken at the base slice depth (2 KiB per lane), so that a KC
   // DeepenSlices made deeper does not change the order on a second call.
-  const int64_t rows = RoundUp(std::max<int64_t>(1, g.m), p.mr);
   const int64_t base_kc = std::min<int64_t>(PackedKc(p), kBaseSliceBytes / PackedBytes(p));
-  const bool model_panel = rows * base_kc * PackedBytes(p) <= kModelAPanelBytes;
+  const bool model_panel = APanelBytesPerK(g, p) * base_kc <= kModelAPanelBytes;
   p.order = ASliverOuterApplies(g, p) && model_panel && !p.bf16_pairs ? LoopOrder::kASliverOuter
                                                                       : LoopOrder::kBSliverOuter;
   p.nc = ModelNc(g, target, p, p.order);
@@ -281,8 +285,7 @@ void DeepenSlices(const DotGeometry& g, const target::Target& target, GemmParams
   if (p.amx || p.bf16_pairs || p.inner || !p.pack_a || !p.pack_b) return;
   if (p.order != LoopOrder::kASliverOuter || !ResultOutgrowsL3Quarter(g, target, p)) return;
   if (g.k <= p.kc) return;
-  const int64_t rows = RoundUp(std::max<int64_t>(1, g.m), p.mr);
-  const int64_t within_panel = kMaxAPanelBytes / (rows * PackedBytes(p)) / 8 * 8;
+  const int64_t within_panel = kMaxAPanelBytes / APanelBytesPerK(g, p) / 8 * 8;
   const int64_t deep = BalancedKc(g.k, std::min<int64_t>(kDeepKc, within_panel), 8);
   if (deep <= p.kc) return;
   p.kc = deep;
