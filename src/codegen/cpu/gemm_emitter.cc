@@ -89,6 +89,11 @@ struct Layout {
   // vectors, reading the NR-wide packed sliver at its row stride; 0 where N fills its slivers.
   int64_t nr_edge = 0;
   std::string ukr_edge;
+  // The last sliver of M % MR rows (mr_edge; 0 where M fills its slivers): each kernel's twin
+  // over just those rows of the MR-wide packed sliver (1024 rows on 14-row slivers: 2 rows
+  // multiplied for the last sliver, not 14).
+  int64_t mr_edge = 0;
+  std::string ukr_rows, ukr_edge_rows, ukr_part_rows;
   // A read in place (GemmParams::pack_a off, an f32 A in memory contiguous along K): full
   // slivers at a_addr (row stride lda), a partial last sliver packed row-major (row stride
   // gm_kc, zero rows past M) into gm_ap; every micro-kernel takes the sliver's lda.
@@ -451,18 +456,24 @@ void EmitTileEpilogue(std::ostream& o, const DotGeometry& g, const Layout& l,
 void EmitTileToBuffer(std::ostream& o, const Layout& l, const std::string& in,
                       const std::string& kArg, const std::string& extra_args) {
   const std::string lda = l.a_in_place ? ", gm_lda" : "";
+  // The kernel, or on the last sliver's M % MR rows its twin over them (same signature).
+  auto pick = [&](const std::string& full, const std::string& rows) {
+    if (l.mr_edge == 0 || rows.empty()) return full;
+    return "(gm_mv == " + S(l.mr_edge) + " ? " + rows + " : " + full + ")";
+  };
   if (l.b_in_place) {
-    o << in << "if (gm_nv < kNR) " << l.ukr_part << "(" << kArg
+    o << in << "if (gm_nv < kNR) " << pick(l.ukr_part, l.ukr_part_rows) << "(" << kArg
       << ", gm_asl, gm_bp, gm_tile, kNR, false, kNR" << lda << ");\n"
       << in << "else ";
   } else if (l.nr_edge > 0) {
-    o << in << "if (gm_nv <= " << l.nr_edge << ") " << l.ukr_edge << "(" << kArg
-      << ", gm_asl, gm_bsl, gm_tile, kNR, false, kNR" << lda << ");\n"
+    o << in << "if (gm_nv <= " << l.nr_edge << ") " << pick(l.ukr_edge, l.ukr_edge_rows) << "("
+      << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false, kNR" << lda << ");\n"
       << in << "else ";
   } else {
     o << in;
   }
-  o << l.ukr << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false" << extra_args << ");\n";
+  o << pick(l.ukr, l.ukr_rows) << "(" << kArg << ", gm_asl, gm_bsl, gm_tile, kNR, false"
+    << extra_args << ");\n";
 }
 
 // The micro-kernel over the tile at gm_asl x gm_bsl and its write-back: full f32 tiles straight
@@ -1028,25 +1039,48 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   l.a_in_place = !p.pack_a && !l.pairs && !l.amx && a.address && a.k_stride == 1 &&
                  a.dtype == DType::kF32;
   l.lda = S(a.lane_stride);
+  MicroKernelSpec spec;
+  spec.bf16_pairs = l.pairs;
+  spec.mr = p.mr;
+  spec.nr = p.nr;
+  spec.unroll_k = p.unroll_k;
+  spec.prefetch_c = p.prefetch_c;
+  spec.prefetch_ab = p.prefetch_ab;
+  spec.strided_a = l.a_in_place;
+  MicroKernelSpec main_spec = spec;
+  main_spec.strided_b = l.b_in_place;
+  main_spec.bf16_b = l.b_bf16;
+  // The M % MR rows' twin of a kernel: those rows of the MR-wide packed sliver (A in place:
+  // of the sliver packed row-major).
+  if (!l.amx) l.mr_edge = g.m % p.mr;
+  auto rows_twin = [&](MicroKernelSpec s) {
+    if (l.mr_edge == 0) return std::string();
+    s.a_width = s.mr;
+    s.mr = l.mr_edge;
+    return GemmMicroKernel(f.module(), s);
+  };
   l.ukr = l.amx ? AmxGemmMicroKernel(f.module(), p.prefetch_c, p.prefetch_ab > 0)
-                : GemmMicroKernel(f.module(), l.pairs, p.mr, p.nr, p.unroll_k, p.prefetch_c,
-                                  p.prefetch_ab, l.b_in_place, l.b_bf16, l.a_in_place);
+                : GemmMicroKernel(f.module(), main_spec);
+  l.ukr_rows = rows_twin(main_spec);
   // The last sliver of N % NR columns: a tile of whole vectors over them (N 100 on 32-column
-  // slivers: 16 columns computed for its 4 rather than 32).
+  // slivers: 16 columns computed for its 4 rather than 32), reading the NR-wide sliver at its
+  // row stride.
+  MicroKernelSpec strided = spec;
+  strided.strided_b = true;
   if (!l.amx && !l.pairs && g.n % p.nr != 0) {
     const int64_t nre = RoundUp(g.n % p.nr, p.nr % 16 == 0 ? 16 : 8);
     if (nre < p.nr) {
+      MicroKernelSpec edge = strided;
+      edge.nr = nre;
       l.nr_edge = nre;
-      l.ukr_edge = GemmMicroKernel(f.module(), false, p.mr, nre, p.unroll_k, p.prefetch_c,
-                                   p.prefetch_ab, /*strided_b=*/true, false, l.a_in_place);
+      l.ukr_edge = GemmMicroKernel(f.module(), edge);
+      l.ukr_edge_rows = rows_twin(edge);
     }
   }
   // B in place: the packed partial sliver (f32, NR wide) through the f32 strided kernel.
   if (l.b_in_place) {
-    l.ukr_part = l.nr_edge > 0 ? l.ukr_edge
-                               : GemmMicroKernel(f.module(), false, p.mr, p.nr, p.unroll_k,
-                                                 p.prefetch_c, p.prefetch_ab, true, false,
-                                                 l.a_in_place);
+    l.ukr_part = l.nr_edge > 0 ? l.ukr_edge : GemmMicroKernel(f.module(), strided);
+    l.ukr_part_rows = l.nr_edge > 0 ? l.ukr_edge_rows : rows_twin(strided);
   }
 
   // The K slice as packed: bf16 pairs round it to even, AMX tiles to whole tile steps.

@@ -487,6 +487,41 @@ TEST_F(GemmEmitterTest, Bf16PairsPackAsWordsWhereKIsContiguous) {
   }
 }
 
+// The last sliver of M % MR rows runs its own kernel over just those rows (37 rows on 5-row
+// slivers: 2 rows multiplied, not 5), reading the first rows of the MR-wide packed sliver; the
+// column edge's kernel (53 on 16-column slivers) and the kernels of B and A read in place have
+// theirs. The agreement tests above check the results on these shapes under every schedule;
+// this one keeps the twins from silently dropping back to whole padded slivers.
+TEST_F(GemmEmitterTest, TheLastRowsRunTheirOwnKernel) {
+  auto module = hlo::ParseModule(kModule, "gemm.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto source = [&](const Params& params) {
+    auto impl = Emit(**module, params);
+    EXPECT_TRUE(impl.ok()) << impl.status().ToString();
+    return impl.ok() ? impl->sources[0].text : std::string();
+  };
+  const Params tile{{"mr", 5},     {"nr", 16},     {"kc", 64}, {"threads", 1},
+                    {"pack_a", 1}, {"pack_b", 1}, {"amx", 0}};
+  const std::string packed = source(tile);
+  EXPECT_NE(packed.find(" mk_gemm_f32_2x16_u4_pc_pf8_aw5("), std::string::npos);
+  EXPECT_NE(packed.find("(gm_mv == 2 ? mk_gemm_f32_2x16_u4_pc_pf8_aw5 : mk_gemm_f32_5x16_u4_pc_pf8)("),
+            std::string::npos);
+  if (target::HostCpu().Has("avx512_bf16")) {
+    EXPECT_NE(packed.find(" mk_gemm_bf16_2x16_u4_pc_pf8_aw5("), std::string::npos);
+  }
+  // wide (N 100 on 32-column slivers): the 16-column edge kernel's twin.
+  Params wide = tile;
+  wide["nr"] = 32;
+  EXPECT_NE(source(wide).find("(gm_mv == 2 ? mk_gemm_f32_2x16_u4_pc_pf8_sb_aw5 : "
+                              "mk_gemm_f32_5x16_u4_pc_pf8_sb)("),
+            std::string::npos);
+  // A read in place: the partial sliver is packed row-major, its twin reads rows lda apart.
+  Params in_place = tile;
+  in_place["pack_a"] = 0;
+  in_place["pack_b"] = 0;
+  EXPECT_NE(source(in_place).find(" mk_gemm_f32_2x16_u4_pc_pf8_sb_sa("), std::string::npos);
+}
+
 TEST_F(GemmEmitterTest, IllegalParametersAreRejectedByName) {
   auto module = hlo::ParseModule(kModule, "gemm.hlo");
   ASSERT_TRUE(module.ok()) << module.status().ToString();

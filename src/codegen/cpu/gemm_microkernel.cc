@@ -55,9 +55,9 @@ std::string LoadB(const Isa& isa, int64_t v, bool bf16_b) {
 // f32 panels: per k, NR/lanes vector loads of B, MR broadcasts of A, MR·NR/lanes FMAs. With
 // `strided_b` B's k rows are `ldb` elements apart (B read in place) instead of NR; with
 // `bf16_b` they are bf16, widened to f32 as they are loaded. With `strided_a` A's rows are
-// `lda` elements apart and contiguous along k (A read in place) instead of k-major MR wide.
-void EmitF32Body(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr, int64_t unroll,
-                 int64_t ahead, bool strided_b, bool bf16_b, bool strided_a) {
+// `lda` elements apart and contiguous along k (A read in place) instead of k-major `aw` wide.
+void EmitF32Body(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr, int64_t aw,
+                 int64_t unroll, int64_t ahead, bool strided_b, bool bf16_b, bool strided_a) {
   const int64_t nv = nr / isa.lanes;
   const std::string p = isa.prefix;
   for (int64_t i = 0; i < mr; ++i) {
@@ -69,7 +69,7 @@ void EmitF32Body(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr, int64_
   for (int64_t v = 0; v < nv; ++v) {
     o << "    const " << isa.vec << " b" << v << " = " << LoadB(isa, v, bf16_b) << ";\n";
   }
-  EmitPrefetchAB(o, mr, nr, ahead, bf16_b ? 32 : 16, strided_b, strided_a);
+  EmitPrefetchAB(o, aw, nr, ahead, bf16_b ? 32 : 16, strided_b, strided_a);
   for (int64_t i = 0; i < mr; ++i) {
     o << "    { const " << isa.vec << " ai = " << p << "_set1_ps(a["
       << (strided_a ? std::to_string(i) + " * lda" : std::to_string(i)) << "]);";
@@ -79,13 +79,14 @@ void EmitF32Body(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr, int64_
     }
     o << " }\n";
   }
-  o << "    a += " << (strided_a ? 1 : mr) << ";\n    b += "
+  o << "    a += " << (strided_a ? 1 : aw) << ";\n    b += "
     << (strided_b ? std::string("ldb") : std::to_string(nr)) << ";\n  }\n";
 }
 
 // bf16 pairs: per pair of k, NR/16 vector loads of B (16 columns × 2 k), MR 32-bit broadcasts
-// of A (one row's 2 k), MR·NR/16 vdpbf16ps.
-void EmitBf16Body(std::ostream& o, int64_t mr, int64_t nr, int64_t unroll, int64_t ahead) {
+// of A (one row's 2 k, rows `aw` pairs apart), MR·NR/16 vdpbf16ps.
+void EmitBf16Body(std::ostream& o, int64_t mr, int64_t nr, int64_t aw, int64_t unroll,
+                  int64_t ahead) {
   const int64_t nv = nr / 16;
   for (int64_t i = 0; i < mr; ++i) {
     for (int64_t v = 0; v < nv; ++v) {
@@ -97,7 +98,7 @@ void EmitBf16Body(std::ostream& o, int64_t mr, int64_t nr, int64_t unroll, int64
     o << "    const __m512bh b" << v << " = (__m512bh)_mm512_loadu_si512(b + " << v * 32
       << ");\n";
   }
-  EmitPrefetchAB(o, 2 * mr, 2 * nr, ahead, 32);
+  EmitPrefetchAB(o, 2 * aw, 2 * nr, ahead, 32);
   for (int64_t i = 0; i < mr; ++i) {
     o << "    { uint32_t w; std::memcpy(&w, a + " << 2 * i
       << ", 4); const __m512bh ai = (__m512bh)_mm512_set1_epi32(static_cast<int>(w));";
@@ -107,7 +108,7 @@ void EmitBf16Body(std::ostream& o, int64_t mr, int64_t nr, int64_t unroll, int64
     }
     o << " }\n";
   }
-  o << "    a += " << 2 * mr << ";\n    b += " << 2 * nr << ";\n  }\n";
+  o << "    a += " << 2 * aw << ";\n    b += " << 2 * nr << ";\n  }\n";
 }
 
 // Stores (or adds into) c the accumulators of EmitF32Body / EmitBf16Body.
@@ -132,18 +133,18 @@ void EmitWriteBack(std::ostream& o, const Isa& isa, int64_t mr, int64_t nr) {
 }
 
 // Portable fallback (no SIMD flavour matched the compiler's flags): same contract, plain loops.
-void EmitScalar(std::ostream& o, bool bf16_pairs, int64_t mr, int64_t nr, bool strided_b,
-                bool bf16_b, bool strided_a) {
+void EmitScalar(std::ostream& o, bool bf16_pairs, int64_t mr, int64_t nr, int64_t aw,
+                bool strided_b, bool bf16_b, bool strided_a) {
   o << "  float t[" << mr * nr << "] = {};\n";
   if (bf16_pairs) {
-    o << "  for (int64_t k = 0; k < kp; ++k, a += " << 2 * mr << ", b += " << 2 * nr << ")\n"
+    o << "  for (int64_t k = 0; k < kp; ++k, a += " << 2 * aw << ", b += " << 2 * nr << ")\n"
       << "    for (int64_t i = 0; i < " << mr << "; ++i)\n"
       << "      for (int64_t j = 0; j < " << nr << "; ++j)\n"
       << "        t[i * " << nr << " + j] += mkrt::bf16_to_f32(a[2 * i]) * "
       << "mkrt::bf16_to_f32(b[2 * j]) + mkrt::bf16_to_f32(a[2 * i + 1]) * "
       << "mkrt::bf16_to_f32(b[2 * j + 1]);\n";
   } else {
-    o << "  for (int64_t k = 0; k < kc; ++k, a += " << (strided_a ? 1 : mr) << ", b += "
+    o << "  for (int64_t k = 0; k < kc; ++k, a += " << (strided_a ? 1 : aw) << ", b += "
       << (strided_b ? std::string("ldb") : std::to_string(nr)) << ")\n"
       << "    for (int64_t i = 0; i < " << mr << "; ++i)\n"
       << "      for (int64_t j = 0; j < " << nr << "; ++j) t[i * " << nr
@@ -182,24 +183,29 @@ void EnsureGemmIntrinsics(ModuleContext& mc) {
                << "namespace {\n";
 }
 
-std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int64_t nr,
-                            int64_t unroll_k, bool prefetch_c, int64_t prefetch_ab,
-                            bool strided_b, bool bf16_b, bool strided_a) {
-  strided_b = strided_b && !bf16_pairs;
-  bf16_b = bf16_b && strided_b;
-  strided_a = strided_a && !bf16_pairs;
+std::string GemmMicroKernel(ModuleContext& mc, const MicroKernelSpec& spec) {
+  const bool bf16_pairs = spec.bf16_pairs;
+  const bool strided_b = spec.strided_b && !bf16_pairs;
+  const bool bf16_b = spec.bf16_b && strided_b;
+  const bool strided_a = spec.strided_a && !bf16_pairs;
+  const int64_t mr = spec.mr, nr = spec.nr, unroll_k = spec.unroll_k;
+  const int64_t aw = spec.a_width > 0 && !strided_a ? spec.a_width : mr;
+  const bool prefetch_c = spec.prefetch_c;
+  const int64_t prefetch_ab = spec.prefetch_ab;
   std::string name = std::string("mk_gemm_") + (bf16_pairs ? "bf16" : "f32") + "_" +
                      std::to_string(mr) + "x" + std::to_string(nr) + "_u" +
                      std::to_string(unroll_k) + (prefetch_c ? "_pc" : "") +
                      (prefetch_ab > 0 ? "_pf" + std::to_string(prefetch_ab) : "") +
-                     (strided_b ? "_sb" : "") + (bf16_b ? "h" : "") + (strided_a ? "_sa" : "");
+                     (strided_b ? "_sb" : "") + (bf16_b ? "h" : "") + (strided_a ? "_sa" : "") +
+                     (aw != mr ? "_aw" + std::to_string(aw) : "");
   if (mc.prelude().str().find(" " + name + "(") != std::string::npos) return name;
   EnsureGemmIntrinsics(mc);
   std::ostringstream o;
   o << "// GEMM micro-kernel: " << mr << "x" << nr << " f32 accumulators"
     << (bf16_pairs ? ", bf16 pairs (vdpbf16ps)" : "")
     << (strided_b ? ", B rows ldb apart" : "") << (bf16_b ? " in bf16" : "")
-    << (strided_a ? ", A rows lda apart" : "") << "\n"
+    << (strided_a ? ", A rows lda apart" : "")
+    << (aw != mr ? ", the first rows of a " + std::to_string(aw) + "-row A sliver" : "") << "\n"
     << "__attribute__((noinline)) static void " << name << "(int64_t "
     << (bf16_pairs ? "kp, const uint16_t* __restrict a, const uint16_t* __restrict b"
                    : bf16_b ? "kc, const float* __restrict a, const uint16_t* __restrict b"
@@ -211,25 +217,25 @@ std::string GemmMicroKernel(ModuleContext& mc, bool bf16_pairs, int64_t mr, int6
   if (bf16_pairs) {
     if (nr % 16 == 0) {
       o << "#if defined(__AVX512F__) && defined(__AVX512BF16__)\n";
-      EmitBf16Body(o, mr, nr, unroll_k, prefetch_ab);
+      EmitBf16Body(o, mr, nr, aw, unroll_k, prefetch_ab);
       EmitWriteBack(o, avx512, mr, nr);
       o << "#else\n";
-      EmitScalar(o, true, mr, nr, false, false, false);
+      EmitScalar(o, true, mr, nr, aw, false, false, false);
       o << "#endif\n";
     } else {
-      EmitScalar(o, true, mr, nr, false, false, false);
+      EmitScalar(o, true, mr, nr, aw, false, false, false);
     }
   } else {
     o << (nr % 16 == 0 ? "#if defined(__AVX512F__)\n" : "#if 0\n");
     if (nr % 16 == 0) {
-      EmitF32Body(o, avx512, mr, nr, unroll_k, prefetch_ab, strided_b, bf16_b, strided_a);
+      EmitF32Body(o, avx512, mr, nr, aw, unroll_k, prefetch_ab, strided_b, bf16_b, strided_a);
       EmitWriteBack(o, avx512, mr, nr);
     }
     o << "#elif defined(__AVX2__) && defined(__FMA__)\n";
-    EmitF32Body(o, avx2, mr, nr, unroll_k, prefetch_ab, strided_b, bf16_b, strided_a);
+    EmitF32Body(o, avx2, mr, nr, aw, unroll_k, prefetch_ab, strided_b, bf16_b, strided_a);
     EmitWriteBack(o, avx2, mr, nr);
     o << "#else\n";
-    EmitScalar(o, false, mr, nr, strided_b, bf16_b, strided_a);
+    EmitScalar(o, false, mr, nr, aw, strided_b, bf16_b, strided_a);
     o << "#endif\n";
   }
   o << "}\n";
