@@ -381,6 +381,7 @@ Status FunctionEmitter::EmitRowCached(const Instruction* inst, const std::string
   const std::string at = buf + "[mkrt::thread_index() * " + std::to_string(row_len) + " + " +
                          LinearIndexExpr(tail_vars, tail_dims) + "]";
   MK_RETURN_IF_ERROR(DefineLambda(name, shape, "return " + at + ";"));
+  row_cached_fns_.insert(name);
   EmitVectorLoopNest(loops_, s, shape.dims(), shape.num_elements(),
                      at + " = " + CallExpr(compute, IndexVars(shape.rank())) + ";",
                      static_cast<int64_t>(r));

@@ -143,6 +143,9 @@ class FunctionEmitter {
     auto it = dense_loads_.find(fn);
     return it == dense_loads_.end() ? nullptr : &it->second;
   }
+  // Whether lambda `fn` loads a row-cached value (EmitRowCached): by the linear index of its
+  // dims after the rows, so flat over any two adjacent ones of those.
+  bool RowCached(const std::string& fn) const { return row_cached_fns_.count(fn) > 0; }
   // Emits a loop nest over `shape` storing `fn`'s values (exact in the shape's type, as every
   // instruction's are: cpu_types.h's StoreExactExpr) into typed pointer `ptr`.
   Status EmitMaterializeLoop(const hlo::Shape& shape, const std::string& fn,
@@ -241,6 +244,7 @@ class FunctionEmitter {
 
   std::vector<int64_t> rows_;  // row fusion: the row dims (i0..) the row loop binds
   std::vector<const hlo::Instruction*> row_cached_;
+  std::set<std::string> row_cached_fns_;  // their lambdas
   int64_t row_work_ = 0;       // elements the row loop's passes read, for its parallel pragma
   std::ostringstream loops_;   // row fusion: the row loop's body
 };

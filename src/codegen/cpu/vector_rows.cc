@@ -38,6 +38,72 @@ bool IsCostly(Opcode op) {
   }
 }
 
+// A row buffer holds one row of a value per thread; past this many bytes a value is recomputed
+// by each pass instead (46k's chain before its logsumexp: 4 MiB rows, in L3).
+constexpr int64_t kMaxRowCacheBytes = 8 << 20;
+
+// One row of `s` in its compute type (f32 for the narrow floats, as EmitRowCached stores it).
+int64_t RowBufferBytes(const hlo::Shape& s, int64_t r) {
+  int64_t n = 1;
+  for (int64_t d = r; d < s.rank(); ++d) n *= s.dim(d);
+  const int64_t elt = s.num_elements() > 0 ? s.byte_size() / s.num_elements() : 4;
+  return n * std::max<int64_t>(4, elt);
+}
+
+// Whether `inst`, as its lambda computes it (through the elementwise operands in `program`
+// that are not row-cached), evaluates a costly op.
+bool ComputesCostly(const Instruction* inst, const std::set<const Instruction*>& program,
+                    const std::vector<const Instruction*>& cached,
+                    std::map<const Instruction*, bool>& memo) {
+  auto it = memo.find(inst);
+  if (it != memo.end()) return it->second;
+  bool costly = false;
+  if (program.count(inst) && IsElemental(*inst) &&
+      std::find(cached.begin(), cached.end(), inst) == cached.end()) {
+    costly = IsCostly(inst->opcode);
+    for (const Instruction* op : inst->operands) {
+      costly = costly || ComputesCostly(op, program, cached, memo);
+    }
+  }
+  memo[inst] = costly;
+  return costly;
+}
+
+// The passes that read `inst`'s elements at its own index: reduces it feeds (as an input,
+// through same-shaped elementwise ops), outputs and row-cached values on the way. False where
+// any reader on the way indexes it otherwise (a broadcast, a transpose, a reduce's init ...),
+// which a row buffer read at the current row could not serve.
+bool PassesReading(const Instruction* inst, const Instruction* value,
+                   const std::set<const Instruction*>& program,
+                   const std::set<const Instruction*>& outputs,
+                   const std::vector<const Instruction*>& cached,
+                   const std::map<const Instruction*, std::vector<const Instruction*>>& users,
+                   std::set<const Instruction*>& passes) {
+  if (outputs.count(value)) passes.insert(value);
+  auto it = users.find(value);
+  if (it == users.end()) return true;
+  for (const Instruction* u : it->second) {
+    if (u->opcode == Opcode::kReduce) {
+      const size_t inputs = u->operands.size() / 2;
+      for (size_t i = inputs; i < u->operands.size(); ++i) {
+        if (u->operands[i] == value) return false;
+      }
+      passes.insert(u);
+      continue;
+    }
+    if (!hlo::IsElementwise(u->opcode) || !u->shape.is_array() ||
+        u->shape.dims() != inst->shape.dims()) {
+      return false;
+    }
+    if (std::find(cached.begin(), cached.end(), u) != cached.end()) {
+      passes.insert(u);
+      continue;
+    }
+    if (!PassesReading(inst, u, program, outputs, cached, users, passes)) return false;
+  }
+  return true;
+}
+
 // A shape whose dims after the first `r` (the rows) are all 1: one value per row.
 bool OnePerRow(const hlo::Shape& s, int64_t r) {
   for (int64_t d = r; d < s.rank(); ++d) {
@@ -78,6 +144,36 @@ RowFusion PlanRowFusion(const std::vector<const Instruction*>& instructions,
     }
     const bool shared = IsTranscendental(inst->opcode) && readers[inst] >= 2;
     if (shared || (OnePerRow(inst->shape, r) && IsCostly(inst->opcode))) {
+      fusion.row_cached.push_back(inst);
+    }
+  }
+  // A costly value that several passes read at its own index, row-dependent or not (46k: the
+  // tanh chain that both passes of a logsumexp over channels read), computed once per row
+  // instead of once per pass. The latest such values first: a chain's last value cached, its
+  // earlier ones feed only that one.
+  const std::set<const Instruction*> program(instructions.begin(), instructions.end());
+  const std::set<const Instruction*> outs(outputs.begin(), outputs.end());
+  std::map<const Instruction*, std::vector<const Instruction*>> users;
+  for (const Instruction* inst : instructions) {
+    for (const Instruction* op : inst->operands) users[op].push_back(inst);
+  }
+  std::map<const Instruction*, bool> costly;
+  for (auto it = instructions.rbegin(); it != instructions.rend(); ++it) {
+    const Instruction* inst = *it;
+    if (!hlo::IsElementwise(inst->opcode) || !inst->shape.is_array() ||
+        inst->shape.rank() <= r || !analysis::HasRowDims(inst->shape, rows) ||
+        std::find(fusion.row_cached.begin(), fusion.row_cached.end(), inst) !=
+            fusion.row_cached.end() ||
+        RowBufferBytes(inst->shape, r) > kMaxRowCacheBytes) {
+      continue;
+    }
+    std::set<const Instruction*> passes;
+    if (!PassesReading(inst, inst, program, outs, fusion.row_cached, users, passes) ||
+        passes.size() < 2) {
+      continue;
+    }
+    costly.clear();  // the cached set changed since the last evaluation
+    if (ComputesCostly(inst, program, fusion.row_cached, costly)) {
       fusion.row_cached.push_back(inst);
     }
   }
