@@ -9,6 +9,7 @@
 #include "codegen/cpu/gemm_emitter.h"
 #include "codegen/cpu/gemm_row_reduce.h"
 #include "codegen/cpu/gemm_segment.h"
+#include "codegen/cpu/hoist_plan.h"
 #include "codegen/cpu/vector_loops.h"
 #include "codegen/cpu/vector_rows.h"
 #include "hlo/literal.h"
@@ -281,6 +282,7 @@ Status FunctionEmitter::EmitStoreLoop(const hlo::Shape& shape, const std::string
 }
 
 void FunctionEmitter::BeginKernel(const analysis::Kernel& kernel) {
+  hoisted_ = PlanHoisted(kernel);
   if (kernel.family == analysis::KernelFamily::kContraction &&
       schedule_.Get("fuse_epilogue", 0) == 1) {
     epilogue_ = PlanGemmEpilogue(kernel);
@@ -303,7 +305,12 @@ void FunctionEmitter::BeginKernel(const analysis::Kernel& kernel) {
 void FunctionEmitter::AdoptRowFusion(RowFusion fusion,
                                      const std::vector<const Instruction*>& passes) {
   rows_ = std::move(fusion.rows);
-  row_cached_ = std::move(fusion.row_cached);
+  row_cached_.clear();
+  for (const Instruction* inst : fusion.row_cached) {  // a hoisted value is computed already
+    if (std::find(hoisted_.begin(), hoisted_.end(), inst) == hoisted_.end()) {
+      row_cached_.push_back(inst);
+    }
+  }
   row_work_ = 0;
   for (const Instruction* inst : passes) {
     if (inst->opcode == Opcode::kReduce && inst->operands[0]->shape.is_array()) {
@@ -388,6 +395,28 @@ Status FunctionEmitter::EmitRowCached(const Instruction* inst, const std::string
   return Status::Ok();
 }
 
+Status FunctionEmitter::EmitHoisted(const Instruction* inst, const std::string& name,
+                                    const std::string& body) {
+  const hlo::Shape& shape = inst->shape;
+  const std::string compute = name + "c";
+  MK_RETURN_IF_ERROR(DefineLambda(compute, shape, body));
+  MK_ASSIGN_OR_RETURN(std::string buf, DeclareScratch(shape, "hoist"));
+  // A plain serial nest in the declarations, ahead of every loop (and of the row loop).
+  const std::vector<std::string> vars = IndexVars(shape.rank());
+  std::string in = "  ";
+  out_ << in << "// %" << inst->name << " once per call, not per element of its readers\n";
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    out_ << in << "for (int64_t " << vars[static_cast<size_t>(d)] << " = 0; "
+         << vars[static_cast<size_t>(d)] << " < " << shape.dim(d) << "; ++"
+         << vars[static_cast<size_t>(d)] << ")\n";
+    in += "  ";
+  }
+  const std::string lin = shape.rank() == 0 ? "0" : LinearIndexExpr(vars, shape.dims());
+  out_ << in << buf << "[" << lin << "] = "
+       << StoreExactExpr(shape.dtype(), CallExpr(compute, vars)) << ";\n";
+  return DefineLoadLambda(name, shape, buf);
+}
+
 std::string FunctionEmitter::Finish() {
   if (rows_.empty()) return out_.str();
   const LoopSchedule s = LoopScheduleOf(*this);
@@ -444,7 +473,9 @@ Status FunctionEmitter::EmitInstruction(const Instruction* inst) {
     SetFn(inst, name);
   } else if (IsElemental(*inst)) {
     MK_ASSIGN_OR_RETURN(std::string body, ElementalBody(*this, *inst));
-    if (std::find(row_cached_.begin(), row_cached_.end(), inst) != row_cached_.end()) {
+    if (std::find(hoisted_.begin(), hoisted_.end(), inst) != hoisted_.end()) {
+      MK_RETURN_IF_ERROR(EmitHoisted(inst, name, body));
+    } else if (std::find(row_cached_.begin(), row_cached_.end(), inst) != row_cached_.end()) {
       MK_RETURN_IF_ERROR(EmitRowCached(inst, name, body));
     } else {
       MK_RETURN_IF_ERROR(DefineLambda(name, inst->shape, body));

@@ -238,12 +238,18 @@ class FunctionEmitter {
   Status EmitRowCached(const hlo::Instruction* inst, const std::string& name,
                        const std::string& body);
 
+  // Computes small value `inst` (hoist_plan.h) once, before the kernel's loops, into an array
+  // its lambda `name` loads.
+  Status EmitHoisted(const hlo::Instruction* inst, const std::string& name,
+                     const std::string& body);
+
   // Row fusion's plan for the row loop whose `passes` (a kernel's ops, or a group norm's
   // program) it runs: the row dims, the row-cached values and the work its pragma weighs.
   void AdoptRowFusion(RowFusion fusion, const std::vector<const hlo::Instruction*>& passes);
 
   std::vector<int64_t> rows_;  // row fusion: the row dims (i0..) the row loop binds
   std::vector<const hlo::Instruction*> row_cached_;
+  std::vector<const hlo::Instruction*> hoisted_;  // the kernel's PlanHoisted values
   std::set<std::string> row_cached_fns_;  // their lambdas
   int64_t row_work_ = 0;       // elements the row loop's passes read, for its parallel pragma
   std::ostringstream loops_;   // row fusion: the row loop's body

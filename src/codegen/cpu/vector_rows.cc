@@ -5,6 +5,7 @@
 
 #include "analysis/row_program.h"
 #include "codegen/cpu/emit_context.h"
+#include "codegen/cpu/hoist_plan.h"
 
 namespace mk::codegen::cpu {
 
@@ -12,31 +13,6 @@ using hlo::Instruction;
 using hlo::Opcode;
 
 namespace {
-
-// Calls that cost tens of cycles (libm calls the C++ compiler cannot vectorize; mk_cpu_rt.h's
-// vectorized exp/log/tanh/erf/... are still a few dozen operations per element): worth one
-// evaluation per element instead of one per reading pass.
-bool IsTranscendental(Opcode op) {
-  switch (op) {
-    case Opcode::kExp: case Opcode::kExpm1: case Opcode::kLog: case Opcode::kLog1p:
-    case Opcode::kTanh: case Opcode::kLogistic: case Opcode::kErf: case Opcode::kPower:
-    case Opcode::kSin: case Opcode::kCos: case Opcode::kTan: case Opcode::kAtan2:
-    case Opcode::kCbrt:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Ops whose per-element cost is worth a row buffer when their value is one per row.
-bool IsCostly(Opcode op) {
-  switch (op) {
-    case Opcode::kDivide: case Opcode::kSqrt: case Opcode::kRsqrt: case Opcode::kCbrt:
-      return true;
-    default:
-      return IsTranscendental(op);
-  }
-}
 
 // A row buffer holds one row of a value per thread; past this many bytes a value is recomputed
 // by each pass instead (46k's chain before its logsumexp: 4 MiB rows, in L3).
@@ -60,7 +36,7 @@ bool ComputesCostly(const Instruction* inst, const std::set<const Instruction*>&
   bool costly = false;
   if (program.count(inst) && IsElemental(*inst) &&
       std::find(cached.begin(), cached.end(), inst) == cached.end()) {
-    costly = IsCostly(inst->opcode);
+    costly = IsCostlyOp(inst->opcode);
     for (const Instruction* op : inst->operands) {
       costly = costly || ComputesCostly(op, program, cached, memo);
     }
@@ -142,8 +118,8 @@ RowFusion PlanRowFusion(const std::vector<const Instruction*>& instructions,
         inst->shape.rank() <= r) {
       continue;
     }
-    const bool shared = IsTranscendental(inst->opcode) && readers[inst] >= 2;
-    if (shared || (OnePerRow(inst->shape, r) && IsCostly(inst->opcode))) {
+    const bool shared = IsTranscendentalOp(inst->opcode) && readers[inst] >= 2;
+    if (shared || (OnePerRow(inst->shape, r) && IsCostlyOp(inst->opcode))) {
       fusion.row_cached.push_back(inst);
     }
   }
