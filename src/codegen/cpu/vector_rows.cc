@@ -26,8 +26,18 @@ int64_t RowBufferBytes(const hlo::Shape& s, int64_t r) {
   return n * std::max<int64_t>(4, elt);
 }
 
+// A transpose that moves its operand's minor dim: its lambda gathers, one element per cache
+// line where the moved dim is long (4p's attention scores, read with the key dim 32 KiB apart:
+// each pass that read them paid a cache and TLB miss per element).
+bool Gathers(const Instruction& inst) {
+  if (inst.opcode != Opcode::kTranspose || inst.dimensions.empty()) return false;
+  const hlo::Shape& in = inst.operands[0]->shape;
+  const int64_t minor = in.rank() - 1;
+  return inst.dimensions.back() != minor && in.dim(minor) > 1;
+}
+
 // Whether `inst`, as its lambda computes it (through the elementwise operands in `program`
-// that are not row-cached), evaluates a costly op.
+// that are not row-cached), evaluates a costly op or gathers.
 bool ComputesCostly(const Instruction* inst, const std::set<const Instruction*>& program,
                     const std::vector<const Instruction*>& cached,
                     std::map<const Instruction*, bool>& memo) {
@@ -36,7 +46,7 @@ bool ComputesCostly(const Instruction* inst, const std::set<const Instruction*>&
   bool costly = false;
   if (program.count(inst) && IsElemental(*inst) &&
       std::find(cached.begin(), cached.end(), inst) == cached.end()) {
-    costly = IsCostlyOp(inst->opcode);
+    costly = IsCostlyOp(inst->opcode) || Gathers(*inst);
     for (const Instruction* op : inst->operands) {
       costly = costly || ComputesCostly(op, program, cached, memo);
     }
