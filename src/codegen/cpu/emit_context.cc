@@ -305,6 +305,7 @@ void FunctionEmitter::BeginKernel(const analysis::Kernel& kernel) {
 void FunctionEmitter::AdoptRowFusion(RowFusion fusion,
                                      const std::vector<const Instruction*>& passes) {
   rows_ = std::move(fusion.rows);
+  row_order_ = std::move(fusion.order);
   row_cached_.clear();
   for (const Instruction* inst : fusion.row_cached) {  // a hoisted value is computed already
     if (std::find(hoisted_.begin(), hoisted_.end(), inst) == hoisted_.end()) {
@@ -422,8 +423,16 @@ std::string FunctionEmitter::Finish() {
   const LoopSchedule s = LoopScheduleOf(*this);
   std::ostringstream o;
   o << out_.str() << "  // one loop over the rows: every pass over a row runs while it is in cache\n"
-    << "  {\n" << ParallelPragma(s, CollapseCount(rows_, s.threads), row_work_);
-  for (size_t d = 0; d < rows_.size(); ++d) {
+    << "  {\n";
+  std::vector<size_t> order = row_order_;
+  if (order.size() != rows_.size()) {
+    order.clear();
+    for (size_t d = 0; d < rows_.size(); ++d) order.push_back(d);
+  }
+  std::vector<int64_t> trips;
+  for (size_t d : order) trips.push_back(rows_[d]);
+  o << ParallelPragma(s, CollapseCount(trips, s.threads), row_work_);
+  for (size_t d : order) {
     o << "  for (int64_t i" << d << " = 0; i" << d << " < " << rows_[d] << "; ++i" << d << ")\n";
   }
   o << "  {\n" << loops_.str() << "  }\n  }\n";

@@ -248,6 +248,7 @@ class FunctionEmitter {
   void AdoptRowFusion(RowFusion fusion, const std::vector<const hlo::Instruction*>& passes);
 
   std::vector<int64_t> rows_;  // row fusion: the row dims (i0..) the row loop binds
+  std::vector<size_t> row_order_;  // the row loop's nesting (RowFusion::order)
   std::vector<const hlo::Instruction*> row_cached_;
   std::vector<const hlo::Instruction*> hoisted_;  // the kernel's PlanHoisted values
   std::set<std::string> row_cached_fns_;  // their lambdas

@@ -629,6 +629,51 @@ ENTRY main {
   EXPECT_EQ(src.find("1069547520u,"), std::string::npos) << "1.5 written element by element";
 }
 
+// A softmax over rows (h, q) of scores stored [k][q][h] (4p's attention): the input's minor
+// dim h is a row dim, so h runs innermost and consecutive rows read the same cache lines,
+// where the input (16 MiB for each value of the rows before h) would not stay in cache. At
+// 4 MiB it would, and the rows keep their natural order.
+TEST_F(VectorCodegenTest, RowsReadingATransposedInputInterleaveWhereItExceedsTheCache) {
+  auto softmax = [](const std::string& k) {
+    return R"(
+HloModule scores
+max_fn {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY main {
+  s = f32[)" + k + R"(,512,8] parameter(0)
+  ninf = f32[] constant(-inf)
+  t = f32[8,512,)" + k + R"(] transpose(s), dimensions={2,1,0}
+  m = f32[8,512] reduce(t, ninf), dimensions={2}, to_apply=max_fn
+  mb = f32[8,512,)" + k + R"(] broadcast(m), dimensions={0,1}
+  ROOT d = f32[8,512,)" + k + R"(] subtract(t, mb)
+}
+)";
+  };
+  for (const auto& [k, interleaved] : std::vector<std::pair<std::string, bool>>{
+           {"1024", true}, {"256", false}}) {
+    SCOPED_TRACE("k " + k);
+    auto module = hlo::ParseModule(softmax(k), "scores.hlo");
+    ASSERT_TRUE(module.ok()) << module.status().ToString();
+    auto plan = analysis::PlanFusion(**module);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    ASSERT_EQ(plan->kernels.size(), 1u);
+    const RowFusion fusion = PlanRowFusion(plan->kernels[0]);
+    ASSERT_EQ(fusion.rows, (std::vector<int64_t>{8, 512}));
+    EXPECT_EQ(fusion.order, interleaved ? (std::vector<size_t>{1, 0}) : (std::vector<size_t>{0, 1}));
+    auto impl = EmitWith(**module, {{"row_fuse", 1}});
+    ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+    const std::string loops = interleaved ? "  for (int64_t i1 = 0; i1 < 512; ++i1)\n"
+                                            "  for (int64_t i0 = 0; i0 < 8; ++i0)\n"
+                                          : "  for (int64_t i0 = 0; i0 < 8; ++i0)\n"
+                                            "  for (int64_t i1 = 0; i1 < 512; ++i1)\n";
+    EXPECT_NE(impl->sources[0].text.find(loops), std::string::npos) << impl->sources[0].text;
+    if (interleaved) ExpectAgrees(softmax(k), {{"row_fuse", 1}}, {0});
+  }
+}
+
 // Which reduction kernels share one loop over their rows, and what the space proposes.
 TEST(VectorRowsTest, RowFusionNeedsEveryPassToStayInItsRow) {
   const std::string comps = R"(

@@ -29,9 +29,16 @@ std::vector<int64_t> RowFusionDims(const analysis::Kernel& kernel);
 // element (the compiler cannot hoist it: it reads the reduce's scratch, which the loop's stores
 // might alias). Such a value is stored for the current row in a per-thread row buffer, and its
 // readers load it (the same bits).
+//
+// `order` is the row loop's nesting, outermost first (indices into `rows`). Any order is
+// correct, as the rows are independent. Where the program reads an input through a transpose
+// that moves the input's minor dim to a row dim, that row dim runs innermost: consecutive rows
+// then read the same cache lines (4p's scores [k][q][h], softmax rows (h, q): with h outermost
+// each pass over the 32 MiB of scores used 4 of every 64 bytes it brought in).
 struct RowFusion {
   std::vector<int64_t> rows;
   std::vector<const hlo::Instruction*> row_cached;
+  std::vector<size_t> order;
 };
 RowFusion PlanRowFusion(const analysis::Kernel& kernel);
 // The same for the row program `instructions` with its `outputs` and `seeds`
