@@ -306,6 +306,10 @@ void FunctionEmitter::AdoptRowFusion(RowFusion fusion,
                                      const std::vector<const Instruction*>& passes) {
   rows_ = std::move(fusion.rows);
   row_order_ = std::move(fusion.order);
+  if (row_order_.size() != rows_.size()) {  // no order planned: the natural one
+    row_order_.clear();
+    for (size_t d = 0; d < rows_.size(); ++d) row_order_.push_back(d);
+  }
   row_cached_.clear();
   for (const Instruction* inst : fusion.row_cached) {  // a hoisted value is computed already
     if (std::find(hoisted_.begin(), hoisted_.end(), inst) == hoisted_.end()) {
@@ -402,19 +406,14 @@ Status FunctionEmitter::EmitHoisted(const Instruction* inst, const std::string& 
   const std::string compute = name + "c";
   MK_RETURN_IF_ERROR(DefineLambda(compute, shape, body));
   MK_ASSIGN_OR_RETURN(std::string buf, DeclareScratch(shape, "hoist"));
-  // A plain serial nest in the declarations, ahead of every loop (and of the row loop).
+  // A serial nest in the declarations, ahead of every loop (and of the row loop).
+  out_ << "  // %" << inst->name << " once per call, not per element of its readers\n";
   const std::vector<std::string> vars = IndexVars(shape.rank());
-  std::string in = "  ";
-  out_ << in << "// %" << inst->name << " once per call, not per element of its readers\n";
-  for (int64_t d = 0; d < shape.rank(); ++d) {
-    out_ << in << "for (int64_t " << vars[static_cast<size_t>(d)] << " = 0; "
-         << vars[static_cast<size_t>(d)] << " < " << shape.dim(d) << "; ++"
-         << vars[static_cast<size_t>(d)] << ")\n";
-    in += "  ";
-  }
   const std::string lin = shape.rank() == 0 ? "0" : LinearIndexExpr(vars, shape.dims());
-  out_ << in << buf << "[" << lin << "] = "
-       << StoreExactExpr(shape.dtype(), CallExpr(compute, vars)) << ";\n";
+  std::ostringstream store;
+  store << buf << "[" << lin << "] = " << StoreExactExpr(shape.dtype(), CallExpr(compute, vars))
+        << ";";
+  EmitVectorLoopNest(out_, LoopSchedule{}, shape.dims(), shape.num_elements(), store.str(), 0);
   return DefineLoadLambda(name, shape, buf);
 }
 
@@ -424,15 +423,10 @@ std::string FunctionEmitter::Finish() {
   std::ostringstream o;
   o << out_.str() << "  // one loop over the rows: every pass over a row runs while it is in cache\n"
     << "  {\n";
-  std::vector<size_t> order = row_order_;
-  if (order.size() != rows_.size()) {
-    order.clear();
-    for (size_t d = 0; d < rows_.size(); ++d) order.push_back(d);
-  }
   std::vector<int64_t> trips;
-  for (size_t d : order) trips.push_back(rows_[d]);
+  for (size_t d : row_order_) trips.push_back(rows_[d]);
   o << ParallelPragma(s, CollapseCount(trips, s.threads), row_work_);
-  for (size_t d : order) {
+  for (size_t d : row_order_) {
     o << "  for (int64_t i" << d << " = 0; i" << d << " < " << rows_[d] << "; ++i" << d << ")\n";
   }
   o << "  {\n" << loops_.str() << "  }\n  }\n";

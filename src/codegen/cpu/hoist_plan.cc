@@ -57,20 +57,21 @@ std::vector<const Instruction*> PlanHoisted(const analysis::Kernel& kernel) {
     small.insert(inst);
     costly[inst] = cost;
   }
+  // Those read by a value outside the set kMinSpread times larger (a broadcast over the large
+  // array), whose loops would evaluate them that many times per element.
+  std::set<const Instruction*> spread;
+  for (const Instruction* user : kernel.instructions) {
+    if (small.count(user) || !user->shape.is_array()) continue;
+    for (const Instruction* op : user->operands) {
+      const int64_t n = std::max<int64_t>(1, op->shape.num_elements());
+      if (small.count(op) && costly[op] && user->shape.num_elements() >= kMinSpread * n) {
+        spread.insert(op);
+      }
+    }
+  }
   std::vector<const Instruction*> hoisted;
   for (const Instruction* inst : kernel.instructions) {
-    if (!small.count(inst) || !costly[inst]) continue;
-    // Read by a value outside the set that is kMinSpread times larger (a broadcast over the
-    // large array): its loops would evaluate inst that many times per element.
-    const int64_t n = std::max<int64_t>(1, inst->shape.num_elements());
-    bool spread = false;
-    for (const Instruction* user : kernel.instructions) {
-      if (small.count(user) || !user->shape.is_array()) continue;
-      const bool reads = std::find(user->operands.begin(), user->operands.end(), inst) !=
-                         user->operands.end();
-      spread = spread || (reads && user->shape.num_elements() >= kMinSpread * n);
-    }
-    if (spread) hoisted.push_back(inst);
+    if (spread.count(inst)) hoisted.push_back(inst);
   }
   return hoisted;
 }
