@@ -71,6 +71,12 @@ struct Layout {
   int64_t work = 1;    // (MC block, sliver group) work items per K slice
   bool parallel = false, shared_b = false;
   bool a_outer = false;   // LoopOrder::kASliverOuter: one A panel of all M per K slice
+  // ... packed by all the threads together into one panel they share (column ranges, one
+  // GEMM): each thread packs a range of its slivers, then one barrier. Two panels alternate
+  // over the K slices, so the barrier after packing slice s + 1 is also the one that says every
+  // thread is done reading slice s - 1's panel.
+  bool shared_a = false;
+  int64_t a_panels = 1;
   int64_t chunks = 1;  // column ranges per GEMM (ThreadSplit::kColumns: one per thread)
   bool need_acc = false;  // bf16/f16 result with several K slices: f32 partial sums
   // ThreadSplit::kDepth: each thread's K range into its own f32 partial result (gm_part, all
@@ -393,7 +399,11 @@ void EmitPackA(FunctionEmitter& f, const DotGeometry& g, const Layout& l, const 
       << "              }\n";
     return;
   }
-  o << "              for (int64_t gm_r = 0; gm_r < gm_mc; gm_r += kMR) {\n"
+  // A shared panel: this thread's contiguous range of the slivers.
+  o << (l.shared_a ? "              const int64_t gm_as = (gm_mc + kMR - 1) / kMR;\n"
+                     "              for (int64_t gm_r = gm_as * gm_t / gm_nt * kMR, gm_re = "
+                     "gm_as * (gm_t + 1) / gm_nt * kMR; gm_r < gm_re; gm_r += kMR) {\n"
+                   : "              for (int64_t gm_r = 0; gm_r < gm_mc; gm_r += kMR) {\n")
     << "                " << l.pt << "* const gm_dst = gm_ap + gm_r * gm_kpad;\n"
     << "                const int64_t gm_mv = std::min<int64_t>(kMR, gm_mc - gm_r);\n"
     << "                const int64_t gm_i0 = gm_ic + gm_r;\n";
@@ -1039,6 +1049,12 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   l.a_in_place = !p.pack_a && !l.pairs && !l.amx && a.address && a.k_stride == 1 &&
                  a.dtype == DType::kF32;
   l.lda = S(a.lane_stride);
+  // Threads splitting one GEMM's columns under the A-sliver-outer order each packed all of A
+  // (2048^3: 16 MiB per thread per slice; 33 MiB for two threads, more than L3). Shared, it is
+  // packed once: 77.9 -> 76.5-76.9 ms at 2048^3 in a hand-edited module (C harness, medians).
+  l.shared_a = l.a_outer && l.parallel && split == ThreadSplit::kColumns && g.batch == 1 &&
+               !l.a_in_place;
+  if (l.shared_a && g.k > p.kc) l.a_panels = 2;
   MicroKernelSpec spec;
   spec.bf16_pairs = l.pairs;
   spec.mr = p.mr;
@@ -1119,10 +1135,19 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
       << "    mkrt::Scratch gm_parts_mem(" << p.threads * g.batch * g.m * g.n * 4 << ");\n"
       << "    float* const gm_parts = static_cast<float*>(gm_parts_mem.p);\n";
   }
+  if (l.shared_a) {
+    o << "    mkrt::Scratch gm_sap_mem(" << l.a_panels * a_bytes << ");\n"
+      << "    " << l.pt << "* const gm_sap = static_cast<" << l.pt << "*>(gm_sap_mem.p);\n";
+  }
   if (l.parallel) o << "#pragma omp parallel num_threads(" << p.threads << ")\n";
-  o << "    {\n"
-    << "      mkrt::Scratch gm_ap_mem(" << a_bytes << ");\n"
-    << "      " << l.pt << "* const gm_ap = static_cast<" << l.pt << "*>(gm_ap_mem.p);\n";
+  o << "    {\n";
+  if (l.shared_a) {
+    // The team may be smaller than asked for: chunks and slivers go by its actual size.
+    o << "      const int64_t gm_nt = mkrt::thread_count(), gm_t = mkrt::thread_index();\n";
+  } else {
+    o << "      mkrt::Scratch gm_ap_mem(" << a_bytes << ");\n"
+      << "      " << l.pt << "* const gm_ap = static_cast<" << l.pt << "*>(gm_ap_mem.p);\n";
+  }
   if (!l.shared_b) {
     o << "      mkrt::Scratch gm_bp_mem(" << b_bytes << ");\n"
       << "      " << l.pt << "* const gm_bp = static_cast<" << l.pt << "*>(gm_bp_mem.p);\n";
@@ -1141,12 +1166,20 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
       << "      if (gm_k0 >= gm_k1) std::memset(gm_part, 0, kPart * sizeof(float));\n";
   }
   // Work items: (batch, column range) pairs; the ranges are whole NR slivers. Over K ranges
-  // every thread runs all of them.
-  if (l.parallel && !l.shared_b && !l.depth) o << "#pragma omp for schedule(static)\n";
-  o << "      for (int64_t gm_bt = 0; gm_bt < kB * kTN; ++gm_bt) {\n"
-    << "        const int64_t gm_b = gm_bt / kTN;\n"
-    << "        const int64_t gm_n0 = kS * (gm_bt % kTN) / kTN * kNR;\n"
-    << "        const int64_t gm_n1 = std::min<int64_t>(kN, kS * (gm_bt % kTN + 1) / kTN * kNR);\n";
+  // every thread runs all of them. With a shared A panel the ranges are taken per K slice,
+  // after the panel is packed.
+  if (l.parallel && !l.shared_b && !l.depth && !l.shared_a) {
+    o << "#pragma omp for schedule(static)\n";
+  }
+  if (l.shared_a) {
+    o << "      for (int64_t gm_b = 0; gm_b < kB; ++gm_b) {\n";
+  } else {
+    o << "      for (int64_t gm_bt = 0; gm_bt < kB * kTN; ++gm_bt) {\n"
+      << "        const int64_t gm_b = gm_bt / kTN;\n"
+      << "        const int64_t gm_n0 = kS * (gm_bt % kTN) / kTN * kNR;\n"
+      << "        const int64_t gm_n1 = std::min<int64_t>(kN, kS * (gm_bt % kTN + 1) / kTN * "
+         "kNR);\n";
+  }
   auto bidx = Decompose(o, "        ", "gm_b", g.batch_dims, "gm_bx");
   if (l.b_in_place) l.b_addr = b.address(bidx, "gm_j", "gm_pc");
   if (l.a_in_place) l.a_addr = a.address(bidx, "gm_ic + gm_r", "gm_pc");
@@ -1184,14 +1217,28 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
     // Per K slice, all of the rows packed once; per panel, A sliver by A sliver.
     o << "        " << k_loop << kslice
       << "            const int64_t gm_ic = 0, gm_mc = kM;\n";
-    EmitPackA(f, g, l, a, bidx);
+    if (l.shared_a) {
+      // Every thread packs its slivers of this slice's panel, then waits for the others'; its
+      // column ranges are chunks gm_t, gm_t + gm_nt, ... (a chunk keeps its thread across
+      // the slices, so each C element is accumulated by one thread in K order).
+      o << "            " << l.pt << "* const gm_ap = gm_sap"
+        << (l.a_panels > 1 ? " + ((gm_pc / kKC) & 1) * " + S(a_bytes / elt) : "") << ";\n";
+      EmitPackA(f, g, l, a, bidx);
+      o << "#pragma omp barrier\n"
+        << "            for (int64_t gm_ch = gm_t; gm_ch < kTN; gm_ch += gm_nt) {\n"
+        << "            const int64_t gm_n0 = kS * gm_ch / kTN * kNR;\n"
+        << "            const int64_t gm_n1 = std::min<int64_t>(kN, kS * (gm_ch + 1) / kTN * kNR);\n";
+    } else {
+      EmitPackA(f, g, l, a, bidx);
+    }
     o << "            for (int64_t gm_jc = gm_n0; gm_jc < gm_n1; gm_jc += kNC) {\n"
       << panel("              ");
     EmitPackB(f, g, l, b, bidx);
     o << "              const int64_t gm_s0 = 0, gm_s1 = gm_ns;\n";
     EmitTilesASliverOuter(f, tiles_g, tiles_l, tiles_ptr, tiles_epilogue);
-    o << "            }\n"    // jc
-      << "        }\n"        // pc
+    o << "            }\n";   // jc
+    if (l.shared_a) o << "            }\n";  // column ranges
+    o << "        }\n"        // pc
       << "      }\n";         // batch
   } else {
     o << "        for (int64_t gm_jc = gm_n0; gm_jc < gm_n1; gm_jc += kNC) {\n"

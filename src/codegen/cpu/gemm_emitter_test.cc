@@ -522,6 +522,46 @@ TEST_F(GemmEmitterTest, TheLastRowsRunTheirOwnKernel) {
   EXPECT_NE(source(in_place).find(" mk_gemm_f32_2x16_u4_pc_pf8_sb_sa("), std::string::npos);
 }
 
+// Threads splitting one GEMM's columns with A slivers outer pack one A panel together (each
+// its range of slivers, then a barrier), two panels alternating where K has several slices;
+// a batched GEMM keeps its private panels. Agreement with one slice and with several, and
+// with a team of 2 or 3 threads.
+TEST_F(GemmEmitterTest, ColumnRangesShareOnePackedAPanel) {
+  auto module = hlo::ParseModule(kModule, "gemm.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  const Params one_slice{{"mr", 5},          {"nr", 16},          {"kc", 128}, {"nc", 24},
+                         {"threads", 2},     {"thread_split", 2}, {"loop_order", 1},
+                         {"pack_a", 1},      {"amx", 0}};
+  auto impl = Emit(**module, one_slice);
+  ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+  const std::string& text = impl->sources[0].text;
+  // plain (K 29 in one slice): one shared panel of 40 rows x 29 f32.
+  EXPECT_NE(text.find("mkrt::Scratch gm_sap_mem(4640);"), std::string::npos);
+  EXPECT_NE(text.find("gm_r < gm_re; gm_r += kMR) {"), std::string::npos);
+  EXPECT_NE(text.find("#pragma omp barrier\n            for (int64_t gm_ch = gm_t; gm_ch < kTN; "
+                      "gm_ch += gm_nt) {"),
+            std::string::npos);
+  // multi (batch 2) packs privately.
+  const size_t multi = text.find("// dot %multi");
+  ASSERT_NE(multi, std::string::npos);
+  const size_t multi_end = text.find("// dot %", multi + 1);
+  const std::string multi_text = text.substr(multi, multi_end - multi);
+  EXPECT_EQ(multi_text.find("gm_sap"), std::string::npos);
+  EXPECT_NE(multi_text.find("mkrt::Scratch gm_ap_mem("), std::string::npos);
+  // Several slices (kc 7): two panels, by the slice's parity.
+  Params slices = one_slice;
+  slices["kc"] = 7;
+  auto sliced = Emit(**module, slices);
+  ASSERT_TRUE(sliced.ok()) << sliced.status().ToString();
+  EXPECT_NE(sliced->sources[0].text.find("float* const gm_ap = gm_sap + ((gm_pc / kKC) & 1) * 280;"),
+            std::string::npos);
+  ExpectAgreement(kModule, one_slice);
+  ExpectAgreement(kModule, slices);
+  Params three = slices;
+  three["threads"] = 3;
+  ExpectAgreement(kModule, three);
+}
+
 TEST_F(GemmEmitterTest, IllegalParametersAreRejectedByName) {
   auto module = hlo::ParseModule(kModule, "gemm.hlo");
   ASSERT_TRUE(module.ok()) << module.status().ToString();
