@@ -1,6 +1,8 @@
 #include "codegen/cpu/element_chain.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -36,7 +38,7 @@ bool ReadsOperandsAtSameIndex(const Instruction& inst) {
 
 Result<std::string> ElementStatements(FunctionEmitter& f, const Instruction* root,
                                       const std::map<const Instruction*, std::string>& given,
-                                      std::string* value) {
+                                      std::string* value, ElementSteps* steps) {
   // The chain: same-dims elemental ops reached from root through operands read at its index.
   std::vector<const Instruction*> chain, stack{root};
   std::set<const Instruction*> seen;
@@ -70,13 +72,56 @@ Result<std::string> ElementStatements(FunctionEmitter& f, const Instruction* roo
       break;
     }
     const std::string name = LocalName(f, op);
-    s << "const " << *ct << " " << name << " = [&]() -> " << *ct << " { " << *body << " }(); ";
+    const std::string statement =
+        "const " + *ct + " " + name + " = [&]() -> " + *ct + " { " + *body + " }(); ";
+    s << statement;
+    if (steps) {
+      steps->statements.push_back(statement);
+      steps->locals.push_back(name);
+    }
     f.AddLocal(op, name);
   }
   f.SetLocals({});
   MK_RETURN_IF_ERROR(status);
   *value = LocalName(f, root);
   return s.str();
+}
+
+std::string SuffixIdentifiers(const std::string& text, const std::set<std::string>& names,
+                              const std::string& suffix) {
+  auto starts = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; };
+  auto continues = [&](char c) { return starts(c) || std::isdigit(static_cast<unsigned char>(c)); };
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (size_t i = 0; i < text.size();) {
+    // A number (1e7f, 0x1.8p-3f) is copied whole: its letters are not identifiers.
+    if (std::isdigit(static_cast<unsigned char>(text[i])) ||
+        (text[i] == '.' && i + 1 < text.size() &&
+         std::isdigit(static_cast<unsigned char>(text[i + 1])))) {
+      size_t j = i + 1;
+      while (j < text.size() &&
+             (continues(text[j]) || text[j] == '.' ||
+              ((text[j] == '+' || text[j] == '-') &&
+               std::strchr("eEpP", text[j - 1]) != nullptr))) {
+        ++j;
+      }
+      out.append(text, i, j - i);
+      i = j;
+      continue;
+    }
+    if (!starts(text[i])) {
+      out += text[i++];
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && continues(text[j])) ++j;
+    const std::string token = text.substr(i, j - i);
+    out += token;
+    const bool member = (i >= 2 && text.compare(i - 2, 2, "::") == 0) || (i >= 1 && text[i - 1] == '.');
+    if (!member && names.count(token)) out += suffix;
+    i = j;
+  }
+  return out;
 }
 
 }  // namespace mk::codegen::cpu

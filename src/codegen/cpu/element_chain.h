@@ -7,7 +7,9 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "codegen/cpu/emit_context.h"
 
@@ -23,8 +25,19 @@ bool ReadsOperandsAtSameIndex(const hlo::Instruction& inst);
 // at that index to expressions (a GEMM epilogue's accumulator); they end the chain. Sets
 // *value to the expression of root's element (root's local, or its lambda call when root has
 // no chain).
+// With `steps`, each statement is also appended to steps->statements on its own, and the
+// local it defines to steps->locals (for an emitter that interleaves copies of the chain).
+struct ElementSteps {
+  std::vector<std::string> statements, locals;
+};
 Result<std::string> ElementStatements(FunctionEmitter& f, const hlo::Instruction* root,
                                       const std::map<const hlo::Instruction*, std::string>& given,
-                                      std::string* value);
+                                      std::string* value, ElementSteps* steps = nullptr);
+
+// `text` with every identifier in `names` followed by `suffix` (e7 -> e7_1 where names holds
+// e7). Only whole identifiers: e70, v7e7 and the letters of numbers (1e7f) are other tokens,
+// and a name after "::" or "." is a member, left alone.
+std::string SuffixIdentifiers(const std::string& text, const std::set<std::string>& names,
+                              const std::string& suffix);
 
 }  // namespace mk::codegen::cpu

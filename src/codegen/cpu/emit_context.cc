@@ -342,7 +342,7 @@ Status FunctionEmitter::DeferSegmentGemm(const Instruction* value) {
   tile->dims = value->shape.dims();
   if (value != segment_->plan.dot) {
     std::string ptr;
-    MK_ASSIGN_OR_RETURN(tile->body, StoreRootBody(value, segment_->plan.dot, &ptr));
+    MK_RETURN_IF_ERROR(StoreRootBody(value, segment_->plan.dot, tile.get(), &ptr));
     // The passes read value where the tiles stored it.
     MK_RETURN_IF_ERROR(LoadStoredRoot(value, ptr));
   }
@@ -509,14 +509,19 @@ Status FunctionEmitter::EmitInstruction(const Instruction* inst) {
   return Status::Ok();
 }
 
-Result<std::string> FunctionEmitter::StoreRootBody(const Instruction* root, const Instruction* dot,
-                                                   std::string* ptr) {
+Status FunctionEmitter::StoreRootBody(const Instruction* root, const Instruction* dot,
+                                      TileEpilogue* tile, std::string* ptr) {
   MK_ASSIGN_OR_RETURN(*ptr, StorageFor(root, 0, root->shape));
   std::string value;
+  ElementSteps steps;
   MK_ASSIGN_OR_RETURN(std::string statements,
-                      ElementStatements(*this, root, {{dot, "gm_dv"}}, &value));
-  return "{ " + statements + *ptr + "[gm_e] = " + StoreExactExpr(root->shape.dtype(), value) +
-         "; }";
+                      ElementStatements(*this, root, {{dot, "gm_dv"}}, &value, &steps));
+  const std::string store = *ptr + "[gm_e] = " + StoreExactExpr(root->shape.dtype(), value) + ";";
+  tile->body = "{ " + statements + store + " }";
+  tile->steps = std::move(steps.statements);
+  tile->steps.push_back(store);
+  tile->locals = std::move(steps.locals);
+  return Status::Ok();
 }
 
 Status FunctionEmitter::LoadStoredRoot(const Instruction* root, const std::string& ptr) {
@@ -534,7 +539,7 @@ Status FunctionEmitter::EmitDeferredGemm(const Instruction* root) {
   TileEpilogue tile;
   tile.dims = root->shape.dims();
   std::string ptr;
-  MK_ASSIGN_OR_RETURN(tile.body, StoreRootBody(root, epilogue_->dot, &ptr));
+  MK_RETURN_IF_ERROR(StoreRootBody(root, epilogue_->dot, &tile, &ptr));
   auto emit = std::move(deferred_gemm_);
   deferred_gemm_ = nullptr;
   MK_RETURN_IF_ERROR(emit(&tile));

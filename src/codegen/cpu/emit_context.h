@@ -224,9 +224,9 @@ class FunctionEmitter {
   // Emits the deferred GEMM with `root`'s epilogue; root's lambda then loads its stored value.
   Status EmitDeferredGemm(const hlo::Instruction* root);
   // The tile epilogue's body storing `root`'s element, computed from the dot's (gm_dv), where
-  // root is stored (*ptr).
-  Result<std::string> StoreRootBody(const hlo::Instruction* root, const hlo::Instruction* dot,
-                                    std::string* ptr);
+  // root is stored (*ptr): tile->body, and the same statements one by one in tile->steps.
+  Status StoreRootBody(const hlo::Instruction* root, const hlo::Instruction* dot,
+                       TileEpilogue* tile, std::string* ptr);
   // root's lambda loads what the tiles stored at `ptr` (no longer an elemental lambda).
   Status LoadStoredRoot(const hlo::Instruction* root, const std::string& ptr);
   // Whether `inst` is the group norm's input and the GEMM computing it waits for the passes.

@@ -80,6 +80,10 @@ struct PackSource {
 struct TileEpilogue {
   std::vector<int64_t> dims;
   std::string body;  // empty: no per-element pass
+  // The same as statements one by one (the last stores), and the locals they define: an
+  // emitter may interleave two copies of them, one per tile row (EmitTileEpilogue). Empty
+  // where only `body` is given.
+  std::vector<std::string> steps, locals;
   // Row reductions (gemm_row_reduce.h): `region` runs once per thread where its GEMM work
   // begins; `row(NR)` (if set) once per tile row before `body`, with the row's index
   // variables, `gm_row` (its linear index over [batch][M]), `gm_rowp` (its tile values,
