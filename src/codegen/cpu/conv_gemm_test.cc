@@ -343,7 +343,7 @@ TEST(ConvGemmAnalysisTest, SpaceDeclaresTheGemmParameters) {
       std::set<std::string> want =
           c.gemm ? std::set<std::string>{"threads", "gemm_blocked", "mr", "nr", "kc", "mc", "nc",
                                          "unroll_k", "thread_split", "prefetch_c", "prefetch_ab",
-                                         "loop_order"}
+                                         "loop_order", "share_a"}
                  : std::set<std::string>{"threads"};
       // AMX tiles: bf16 input and kernel (bf16 pairs), where the machine has them.
       auto cg = AnalyzeConv(*k.hero, target);

@@ -1084,11 +1084,11 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   l.a_in_place = !p.pack_a && !l.pairs && !l.amx && a.address && a.k_stride == 1 &&
                  a.dtype == DType::kF32;
   l.lda = S(a.lane_stride);
-  // Threads splitting one GEMM's columns under the A-sliver-outer order each packed all of A
-  // (2048^3: 16 MiB per thread per slice; 33 MiB for two threads, more than L3). Shared, it is
-  // packed once: 77.9 -> 76.5-76.9 ms at 2048^3 in a hand-edited module (C harness, medians).
-  l.shared_a = l.a_outer && l.parallel && split == ThreadSplit::kColumns && g.batch == 1 &&
-               !l.a_in_place;
+  // GemmParams::share_a, where it can run (ShareAPays has the measurements). Threads splitting
+  // one GEMM's columns under the A-sliver-outer order otherwise each pack all of A (2048^3: 16
+  // MiB per thread per slice, 33 MiB for two threads, more than L3).
+  l.shared_a = p.share_a && l.a_outer && l.parallel && split == ThreadSplit::kColumns &&
+               g.batch == 1 && !l.a_in_place;
   if (l.shared_a && g.k > p.kc) l.a_panels = 2;
   MicroKernelSpec spec;
   spec.bf16_pairs = l.pairs;

@@ -531,7 +531,7 @@ TEST_F(GemmEmitterTest, ColumnRangesShareOnePackedAPanel) {
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   const Params one_slice{{"mr", 5},          {"nr", 16},          {"kc", 128}, {"nc", 24},
                          {"threads", 2},     {"thread_split", 2}, {"loop_order", 1},
-                         {"pack_a", 1},      {"amx", 0}};
+                         {"pack_a", 1},      {"amx", 0},          {"share_a", 1}};
   auto impl = Emit(**module, one_slice);
   ASSERT_TRUE(impl.ok()) << impl.status().ToString();
   const std::string& text = impl->sources[0].text;
@@ -560,6 +560,12 @@ TEST_F(GemmEmitterTest, ColumnRangesShareOnePackedAPanel) {
   Params three = slices;
   three["threads"] = 3;
   ExpectAgreement(kModule, three);
+  // share_a 0 (the model's choice for these small panels): private panels everywhere.
+  Params own = one_slice;
+  own.erase("share_a");
+  auto private_panels = Emit(**module, own);
+  ASSERT_TRUE(private_panels.ok()) << private_panels.status().ToString();
+  EXPECT_EQ(private_panels->sources[0].text.find("gm_sap"), std::string::npos);
 }
 
 TEST_F(GemmEmitterTest, IllegalParametersAreRejectedByName) {
@@ -603,7 +609,7 @@ TEST(GemmParamsTest, SpaceDeclaresEveryParameterAroundItsInitialValue) {
     }
     std::set<std::string> want = {"threads", "gemm_blocked", "mr", "nr", "kc", "mc", "nc",
                                   "unroll_k", "thread_split", "prefetch_c", "prefetch_ab",
-                                  "loop_order"};
+                                  "loop_order", "share_a"};
     // AMX: for the bf16×bf16 dots (bf16 pairs), where the machine has the tiles.
     auto g = AnalyzeDot(*k.hero, target);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
@@ -723,6 +729,64 @@ TEST(GemmParamsTest, AmxParameterIsValidatedAndFixesTheTile) {
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_FALSE(p->amx);
   EXPECT_EQ(p->mr, InitialGemmParams(*gf, amx).mr);
+}
+
+// share_a: the model shares the A panel where one slice's panel is at least a quarter of L3
+// (2048^3 f32 on a 32 MiB L3: 16 MiB), not below (1024^3's 2 MiB slices, the suite's
+// 512x2048x2048), nor for a batch, nor without the column split; a schedule can ask either way.
+TEST(GemmParamsTest, ThreadsShareTheAPanelWhereItCrowdsL3) {
+  auto module = hlo::ParseModule(kModule, "gemm.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  const hlo::Instruction* plain = nullptr;
+  for (const auto& inst : (*module)->entry()->instructions()) {
+    if (inst->name == "plain") plain = inst.get();
+  }
+  ASSERT_NE(plain, nullptr);
+  target::Target t = AmxTarget();
+  t.l2_bytes = 1 << 20;
+  t.l3_bytes = 32 << 20;
+  auto g = AnalyzeDot(*plain, t);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  auto with = [&](int64_t batch, int64_t m, int64_t n, int64_t k) {
+    DotGeometry d = *g;
+    d.batch = batch;
+    d.m = m;
+    d.n = n;
+    d.k = k;
+    return d;
+  };
+  const GemmParams big = InitialGemmParams(with(1, 2048, 2048, 2048), t);
+  ASSERT_EQ(big.order, LoopOrder::kASliverOuter);
+  ASSERT_EQ(big.split, ThreadSplit::kColumns);
+  EXPECT_TRUE(big.share_a);
+  EXPECT_TRUE(ShareAPays(with(1, 2048, 2048, 2048), big, t));
+  EXPECT_FALSE(InitialGemmParams(with(1, 1024, 1024, 1024), t).share_a);
+  EXPECT_FALSE(InitialGemmParams(with(1, 512, 2048, 2048), t).share_a);
+  GemmParams batched = big;
+  EXPECT_FALSE(ShareAPays(with(2, 2048, 2048, 2048), batched, t));
+  GemmParams one_thread = big;
+  one_thread.threads = 1;
+  EXPECT_FALSE(ShareAPays(with(1, 2048, 2048, 2048), one_thread, t));
+  GemmParams rows = big;
+  rows.split = ThreadSplit::kBlocks;
+  EXPECT_FALSE(ShareAPays(with(1, 2048, 2048, 2048), rows, t));
+  auto resolve = [&](const DotGeometry& dot, std::map<std::string, int64_t> values) {
+    space::Schedule s;
+    s.values = std::move(values);
+    return ResolveGemmParams(s, dot, t);
+  };
+  auto asked = resolve(with(1, 1024, 1024, 1024), {{"share_a", 1}});
+  ASSERT_TRUE(asked.ok()) << asked.status().ToString();
+  EXPECT_TRUE(asked->share_a);
+  auto refused = resolve(with(1, 2048, 2048, 2048), {{"share_a", 0}});
+  ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+  EXPECT_FALSE(refused->share_a);
+  auto model = resolve(with(1, 2048, 2048, 2048), {});
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_TRUE(model->share_a);
+  auto bad = resolve(with(1, 2048, 2048, 2048), {{"share_a", 2}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("share_a"), std::string::npos);
 }
 
 // loop_order: the model runs f32 register tiles A sliver outer with an NC panel sized for L2,

@@ -462,7 +462,23 @@ GemmParams InitialGemmParams(const DotGeometry& g, const target::Target& target,
   p.split = InitialThreadSplit(g, p);
   SetInitialLoopOrder(g, target, p);
   DeepenSlices(g, target, p);
+  p.share_a = ShareAPays(g, p, target);
   return p;
+}
+
+// The emitter's first cut shared the panel everywhere. In `bench --suite gemm` (f32, 2
+// threads, alternated with the private panels' build, two runs each) it paid at 2048^3, a 16
+// MiB panel (79.1/78.9 -> 77.9/77.6 ms), and lost below: 1024^3's 2 MiB slices 10.3/10.0 ->
+// 10.8/10.9 ms, 512^3 1.24/1.21 -> 1.49/1.49 ms, 256^3 178-181 -> 176-265 us. (In a C harness
+// calling the kernels back to back it won at 256^3 too: the loss is the barrier where a
+// thread arrives late, as between the bench's calls.)
+bool ShareAPays(const DotGeometry& g, const GemmParams& p, const target::Target& target) {
+  if (p.order != LoopOrder::kASliverOuter || p.threads < 2 || p.split != ThreadSplit::kColumns ||
+      g.batch != 1 || !p.pack_a || p.amx || p.inner) {
+    return false;
+  }
+  const int64_t panel = RoundUp(std::max<int64_t>(1, g.m), p.mr) * PackedKc(p) * PackedBytes(p);
+  return panel >= target.l3_bytes / kShareAMinL3Fraction;
 }
 
 // A thread with no tile of its own only waits at the others' barriers (bench --schedule, f32
@@ -551,6 +567,10 @@ Result<GemmParams> ResolveGemmParams(const space::Schedule& s, const DotGeometry
   p.kc = std::min(p.kc, std::max<int64_t>(1, g.k));
   p.mc = std::min(RoundUp(p.mc, p.mr), RoundUp(std::max<int64_t>(1, g.m), p.mr));
   p.nc = std::min(RoundUp(p.nc, p.nr), RoundUp(std::max<int64_t>(1, g.n), p.nr));
+  // Without it, the model's choice for the parameters as resolved.
+  int64_t share_a = s.Get("share_a", ShareAPays(g, p, target) ? 1 : 0);
+  MK_RETURN_IF_ERROR(CheckRange("share_a", share_a, 0, 1));
+  p.share_a = share_a == 1;
   return p;
 }
 

@@ -99,6 +99,9 @@ struct GemmParams {
   int64_t threads = 1;     // OpenMP threads (resolved: >= 1)
   ThreadSplit split = ThreadSplit::kBlocks;
   LoopOrder order = LoopOrder::kBSliverOuter;
+  // Threads splitting one GEMM's columns under kASliverOuter pack one A panel together, each a
+  // range of its slivers, with a barrier per K slice (ShareAPays), rather than one each.
+  bool share_a = false;
   bool bf16_pairs = false;  // DotGeometry::bf16_pairs and NR a multiple of 16 (zmm = 16 columns)
   // Intel AMX tiles (tdpbf16ps) for a bf16-pair GEMM: the tile is the hardware's, MR = NR = 32
   // (2×2 tiles of 16×16 f32), and K slices are padded to whole 32-deep tile steps.
@@ -178,6 +181,12 @@ ThreadSplit InitialThreadSplit(const DotGeometry& g, const GemmParams& p);
 // larger of M and N, and at least kDepthMinK).
 bool DepthSplitPays(const DotGeometry& g, const GemmParams& p);
 constexpr int64_t kDepthMaxResult = 512 * 512, kDepthMinRatio = 8, kDepthMinK = 1024;
+
+// Whether the model shares the A panel (GemmParams::share_a) of `g` under `p`: the A-sliver-
+// outer order, threads over the columns of one GEMM (no batch), A packed, and one slice's panel
+// of at least kShareAMinL3Fraction of L3 (there two private copies crowd L3 out).
+bool ShareAPays(const DotGeometry& g, const GemmParams& p, const target::Target& target);
+constexpr int64_t kShareAMinL3Fraction = 4;  // a quarter
 
 // Whether LoopOrder::kASliverOuter can run `g` under `p`: register tiles (not AMX), no shared B
 // panel (threads split columns or the batch, or one thread), and the packed A of all M rows for

@@ -169,6 +169,9 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
                              "1: inner-product form, lanes along K: A's rows read in place, B "
                              "packed transposed (an f32 A contiguous along K; a small N)"));
   }
+  s.params.push_back(Param("share_a", {0, 1}, init.share_a ? 1 : 0,
+                           "1: threads splitting one GEMM's columns (loop_order 1) pack one "
+                           "shared A panel, a barrier per K slice; 0: each packs its own"));
   s.params.push_back(Param("thread_split", {0, 1, 2, 3}, static_cast<int64_t>(init.split),
                            "threads split: 0 row blocks (shared B), 1 the batch, 2 columns, 3 K "
                            "(partial results summed; columns where the tiles reduce rows)"));
