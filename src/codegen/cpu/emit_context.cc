@@ -27,7 +27,11 @@ std::string IndexParams(int64_t rank) {
 
 std::vector<std::string> IndexVars(int64_t rank) {
   std::vector<std::string> v;
-  for (int64_t i = 0; i < rank; ++i) v.push_back("i" + std::to_string(i));
+  for (int64_t i = 0; i < rank; ++i) {
+    std::string name = "i";  // appended, not "i" + ...: GCC 12 warns about that falsely
+    name += std::to_string(i);
+    v.push_back(std::move(name));
+  }
   return v;
 }
 
