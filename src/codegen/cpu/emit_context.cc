@@ -518,12 +518,10 @@ Status FunctionEmitter::StoreRootBody(const Instruction* root, const Instruction
   MK_ASSIGN_OR_RETURN(*ptr, StorageFor(root, 0, root->shape));
   std::string value;
   ElementSteps steps;
-  MK_ASSIGN_OR_RETURN(std::string statements,
-                      ElementStatements(*this, root, {{dot, "gm_dv"}}, &value, &steps));
-  const std::string store = *ptr + "[gm_e] = " + StoreExactExpr(root->shape.dtype(), value) + ";";
-  tile->body = "{ " + statements + store + " }";
+  MK_RETURN_IF_ERROR(
+      ElementStatements(*this, root, {{dot, "gm_dv"}}, &value, &steps).status());
   tile->steps = std::move(steps.statements);
-  tile->steps.push_back(store);
+  tile->steps.push_back(*ptr + "[gm_e] = " + StoreExactExpr(root->shape.dtype(), value) + ";");
   tile->locals = std::move(steps.locals);
   return Status::Ok();
 }

@@ -223,8 +223,8 @@ class FunctionEmitter {
   void BeginSegments(const analysis::Kernel& kernel, analysis::SegmentEpilogue plan);
   // Emits the deferred GEMM with `root`'s epilogue; root's lambda then loads its stored value.
   Status EmitDeferredGemm(const hlo::Instruction* root);
-  // The tile epilogue's body storing `root`'s element, computed from the dot's (gm_dv), where
-  // root is stored (*ptr): tile->body, and the same statements one by one in tile->steps.
+  // The tile epilogue's statements storing `root`'s element, computed from the dot's (gm_dv),
+  // where root is stored (*ptr): tile->steps and tile->locals.
   Status StoreRootBody(const hlo::Instruction* root, const hlo::Instruction* dot,
                        TileEpilogue* tile, std::string* ptr);
   // root's lambda loads what the tiles stored at `ptr` (no longer an elemental lambda).

@@ -470,14 +470,16 @@ void EmitTileEpilogue(std::ostream& o, const DotGeometry& g, const Layout& l,
       << ";\n"
       << e.row(l.nr);
   }
-  if (!e.body.empty()) {
+  if (!e.steps.empty()) {
     o << in << "#pragma GCC ivdep\n"
       << in << "    for (int64_t " << n << " = gm_j; " << n << " < gm_j + gm_nv; ++" << n
       << ") {\n";
     if (rank - rows > 1) EmitIndexVars(o, in + "      ", n, e.dims, rows, rank);
     o << in << "      const int64_t gm_e = gm_row * kN + " << n << ";\n"
       << in << "      const float gm_dv = " << load("gm_ti") << ";\n"
-      << in << "      " << e.body << "\n"
+      << in << "      { ";
+    for (const std::string& step : e.steps) o << step;
+    o << " }\n"
       << in << "    }\n";
   }
   o << in << "  }\n";
@@ -905,6 +907,12 @@ PackSource DotSource(FunctionEmitter& f, const hlo::Instruction& operand,
   return s;
 }
 
+// Column chunk `chunk` of kTN: gm_n0 .. gm_n1, whole NR slivers.
+std::string ColumnRange(const std::string& chunk, const std::string& in) {
+  return in + "const int64_t gm_n0 = kS * (" + chunk + ") / kTN * kNR;\n" + in +
+         "const int64_t gm_n1 = std::min<int64_t>(kN, kS * (" + chunk + " + 1) / kTN * kNR);\n";
+}
+
 }  // namespace
 
 void EmitIndexVars(std::ostream& o, const std::string& in, const std::string& var,
@@ -1211,9 +1219,7 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
   } else {
     o << "      for (int64_t gm_bt = 0; gm_bt < kB * kTN; ++gm_bt) {\n"
       << "        const int64_t gm_b = gm_bt / kTN;\n"
-      << "        const int64_t gm_n0 = kS * (gm_bt % kTN) / kTN * kNR;\n"
-      << "        const int64_t gm_n1 = std::min<int64_t>(kN, kS * (gm_bt % kTN + 1) / kTN * "
-         "kNR);\n";
+      << ColumnRange("gm_bt % kTN", "        ");
   }
   auto bidx = Decompose(o, "        ", "gm_b", g.batch_dims, "gm_bx");
   if (l.b_in_place) l.b_addr = b.address(bidx, "gm_j", "gm_pc");
@@ -1261,8 +1267,7 @@ Status EmitBlockedGemm(FunctionEmitter& f, const hlo::Instruction& inst, const D
       EmitPackA(f, g, l, a, bidx);
       o << "#pragma omp barrier\n"
         << "            for (int64_t gm_ch = gm_t; gm_ch < kTN; gm_ch += gm_nt) {\n"
-        << "            const int64_t gm_n0 = kS * gm_ch / kTN * kNR;\n"
-        << "            const int64_t gm_n1 = std::min<int64_t>(kN, kS * (gm_ch + 1) / kTN * kNR);\n";
+        << ColumnRange("gm_ch", "            ");
     } else {
       EmitPackA(f, g, l, a, bidx);
     }

@@ -76,16 +76,14 @@ struct PackSource {
 // every element of the tile the emitter binds the result's index variables i0..i{rank-1}
 // (`dims`, the GEMM's result row-major: leading dims spanning [batch][M], trailing ones N),
 // `gm_e` (the element's linear index) and `gm_dv` (the GEMM's element, rounded to its type, in
-// compute type), then runs `body`, which stores what it computes from them.
+// compute type), then runs `steps`, which store what they compute from them.
 struct TileEpilogue {
   std::vector<int64_t> dims;
-  std::string body;  // empty: no per-element pass
-  // The same as statements one by one (the last stores), and the locals they define: an
-  // emitter may interleave two copies of them, one per tile row (EmitTileEpilogue). Empty
-  // where only `body` is given.
+  // The per-element statements, the last one the store (empty: no per-element pass), and the
+  // locals they define: the emitter may interleave two copies of them, one per tile row.
   std::vector<std::string> steps, locals;
   // Row reductions (gemm_row_reduce.h): `region` runs once per thread where its GEMM work
-  // begins; `row(NR)` (if set) once per tile row before `body`, with the row's index
+  // begins; `row(NR)` (if set) once per tile row before `steps`, with the row's index
   // variables, `gm_row` (its linear index over [batch][M]), `gm_rowp` (its tile values,
   // columns gm_j .. gm_j + gm_nv - 1 at gm_rowp[0 .. gm_nv - 1]) and `gm_j`, `gm_nv` bound.
   std::string region;
@@ -96,7 +94,7 @@ struct TileEpilogue {
   // epilogue's root has another type). Set by EmitGemmValue.
   bool from_tile = false;
   // A group norm's passes (gemm_segment.h): `segment_code` runs once per group of `segment`
-  // columns in the tile, after `body` stored the tile's values, with the passes' row indices
+  // columns in the tile, after `steps` stored the tile's values, with the passes' row indices
   // i0.. over `segment_rows` bound (row gm_row * segment_groups + the group). Only where every
   // tile holds whole groups (NR a multiple of `segment`); the GEMM then sets *segment_done,
   // and otherwise leaves the passes to the caller.

@@ -737,14 +737,9 @@ TEST(GemmParamsTest, AmxParameterIsValidatedAndFixesTheTile) {
 TEST(GemmParamsTest, ThreadsShareTheAPanelWhereItCrowdsL3) {
   auto module = hlo::ParseModule(kModule, "gemm.hlo");
   ASSERT_TRUE(module.ok()) << module.status().ToString();
-  const hlo::Instruction* plain = nullptr;
-  for (const auto& inst : (*module)->entry()->instructions()) {
-    if (inst->name == "plain") plain = inst.get();
-  }
+  const hlo::Instruction* plain = (*module)->entry()->FindInstruction("plain");
   ASSERT_NE(plain, nullptr);
-  target::Target t = AmxTarget();
-  t.l2_bytes = 1 << 20;
-  t.l3_bytes = 32 << 20;
+  target::Target t = AmxTarget();  // the default caches: 1 MiB L2, 32 MiB L3
   auto g = AnalyzeDot(*plain, t);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   auto with = [&](int64_t batch, int64_t m, int64_t n, int64_t k) {
