@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # The main job: build, then `maxkernel optimize` on a suite workload's ci task with the embedded
 # store (SQLite under the data directory, $MAXKERNEL_HOME or ~/.local/share/maxkernel): plan,
-# then implement / build / test / profile candidates, and write the result JSON, an HTML report
-# and a Prometheus metrics file. Usage: scripts/main_job.sh [WORKLOAD_ID] [extra optimize args]
+# then implement / build / test / profile candidates, time the best against XLA:CPU interleaved
+# in the same run (the verdict is printed), and write the result JSON, an HTML report and a
+# Prometheus metrics file. Usage: scripts/main_job.sh [WORKLOAD_ID] [extra optimize args]
 # (default 12p: Llama RMSNorm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 id="${1:-12p}"
 shift || true
 task="bench/jaxbench/$id/ci"
-scripts/build.sh build
+# Only the binary it runs: the test targets are the test command's (scripts/test.sh).
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build -j"$(nproc)" maxkernel
 mk=build/maxkernel
 out="$(mktemp -d /tmp/maxkernel-main-XXXXXX)"
 

@@ -12,6 +12,7 @@
 #include "agents/implementer.h"
 #include "agents/kernel_profiler.h"
 #include "agents/neighbourhood_search.h"
+#include "agents/xla_comparison.h"
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
 
@@ -44,6 +45,7 @@ json OptionsToJson(const AutoOptions& o) {
           {"run_timeout_s", o.pipeline.run_timeout_s},
           {"protocol", ToJson(o.pipeline.protocol)},
           {"compare_rounds", o.compare_rounds},
+          {"xla_rounds", o.xla_rounds},
           {"profile_kernels", o.profile_kernels}};
 }
 
@@ -60,6 +62,7 @@ Result<AutoOptions> OptionsFromJson(const json& j, AutoOptions base) {
       MK_ASSIGN_OR_RETURN(base.pipeline.protocol, TimingProtocolFromJson(j["protocol"]));
     }
     base.compare_rounds = j.value("compare_rounds", base.compare_rounds);
+    base.xla_rounds = j.value("xla_rounds", base.xla_rounds);
     base.profile_kernels = j.value("profile_kernels", base.profile_kernels);
   } catch (const json::exception& e) {
     return InvalidArgument(std::string("the run's stored options are damaged: ") + e.what());
@@ -67,8 +70,29 @@ Result<AutoOptions> OptionsFromJson(const json& j, AutoOptions base) {
   return base;
 }
 
-std::optional<double> BaselineSeconds(const task::Task& t) {
-  if (t.baseline && t.baseline->median_s > 0) return t.baseline->median_s;
+// The reference time "vs XLA" divides by outside an interleaved comparison: the newest XLA:CPU
+// baseline the store has for this module on this CPU, else (tasks exported before baselines
+// moved to the store) the one in task.yaml.
+struct KnownBaseline {
+  double median_s = 0;
+  std::string engine, engine_version, date, source;
+};
+
+std::optional<KnownBaseline> FindBaseline(store::Store& db, const std::string& module_sha,
+                                          const std::string& cpu_model, const task::Task& t) {
+  if (auto stored = db.LatestBaseline(module_sha, cpu_model, "xla-cpu"); stored.ok() && *stored) {
+    const store::BaselineRecord& b = **stored;
+    std::time_t secs = static_cast<std::time_t>(b.measured_at);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char date[32];
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return KnownBaseline{b.median_s, b.engine, b.engine_version, date, "store"};
+  }
+  if (t.baseline && t.baseline->median_s > 0) {
+    return KnownBaseline{t.baseline->median_s, t.baseline->engine, "", t.baseline->date,
+                         "task.yaml"};
+  }
   return std::nullopt;
 }
 
@@ -124,6 +148,7 @@ std::string CandidateStatusText(const History::Entry& e) {
     case store::CandidateStatus::kCorrect: return e.measurement ? "correct" : "unmeasured";
     case store::CandidateStatus::kBuildFailed: return "build_failed";
     case store::CandidateStatus::kTestFailed: return "test_failed";
+    case store::CandidateStatus::kDuplicate: return "duplicate";
     case store::CandidateStatus::kProposed:
     case store::CandidateStatus::kBuilt: return "unfinished";
   }
@@ -211,7 +236,8 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
     MK_RETURN_IF_ERROR(db.ResumeRun(run_id));
     (void)db.AddEvent(run_id, "run.resumed", json{{"pid", static_cast<int64_t>(::getpid())}}.dump());
   } else {
-    if (options.target_metric.kind == TargetMetric::Kind::kSpeedup && !BaselineSeconds(loaded.task)) {
+    if (options.target_metric.kind == TargetMetric::Kind::kSpeedup &&
+        !FindBaseline(db, module_sha, engine.target().model, loaded.task)) {
       return InvalidArgument(task_dir + " has no recorded baseline for --target-metric " +
                              options.target_metric.text + "; record one with `maxkernel baseline " +
                              task_dir + " --xla`");
@@ -233,7 +259,10 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
     (void)db.AddEvent(run_id, "run.started", config.dump());
   }
   const task::Task& task = loaded.task;
-  std::optional<double> baseline_s = BaselineSeconds(task);
+  const std::optional<KnownBaseline> known_baseline =
+      FindBaseline(db, module_sha, engine.target().model, task);
+  std::optional<double> baseline_s;
+  if (known_baseline) baseline_s = known_baseline->median_s;
 
   // ---- plan -------------------------------------------------------------------------------
   PlanRequest preq;
@@ -262,6 +291,9 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
   std::optional<std::pair<int64_t, double>> best;  // candidate id, median
   std::optional<double> first_s;
   int64_t next_seq = 0;
+  // Candidates that spent the budget: duplicates of an earlier library do not.
+  int evaluated = 0;
+  std::map<std::string, std::optional<double>> library_times;
   for (const auto& e : history.entries) {
     space::Candidate c = space::CandidateFromJson(json::parse(e.candidate.schedule_json, nullptr, false));
     next_seq = std::max(next_seq, e.candidate.seq + 1);
@@ -272,19 +304,33 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
     }
     std::optional<double> t;
     if (st == "correct") t = e.measurement->median_s;
+    const std::string library =
+        e.build && e.build->artifacts.count("library") ? e.build->artifacts.at("library") : "";
+    if (st == "duplicate") {
+      if (auto known = library_times.find(library); known != library_times.end()) t = known->second;
+      search.Record(c, t);
+      continue;
+    }
+    ++evaluated;
+    if (!library.empty() && !library_times.count(library)) {
+      library_times[library] = t;
+      pipeline.RememberLibrary(library, Pipeline::KnownLibrary{e.candidate.seq, t});
+    }
     search.Record(c, t);
     if (t && (!best || *t < best->second)) best = {e.candidate.id, *t};
     if (e.candidate.seq == 0 && t) first_s = t;
   }
 
+  // The peaks behind the roofline: the plan's, unless the run measured them again.
+  target::Target roof_target = plan->target;
   auto roofline_of = [&](double median_s) {
     PlanTotals totals = TotalsOf(plan->fusion);
     int64_t flops = task.flops > 0 ? task.flops : totals.flops;
     int64_t bytes = task.bytes > 0 ? task.bytes : totals.bytes;
-    double peak = totals.compute_dtype == "bf16" && plan->target.peak_flops_bf16 > 0
-                      ? plan->target.peak_flops_bf16
-                      : plan->target.peak_flops_f32;
-    return AnalyzeRoofline(flops, bytes, median_s, peak, plan->target.bandwidth_bytes_per_s);
+    double peak = totals.compute_dtype == "bf16" && roof_target.peak_flops_bf16 > 0
+                      ? roof_target.peak_flops_bf16
+                      : roof_target.peak_flops_f32;
+    return AnalyzeRoofline(flops, bytes, median_s, peak, roof_target.bandwidth_bytes_per_s);
   };
   auto progress = [&](const CandidateOutcome* outcome, int iteration) {
     if (!callbacks.on_progress) return;
@@ -295,15 +341,19 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
     p.outcome = outcome;
     if (best) {
       p.best_s = best->second;
-      p.best_roofline_fraction = roofline_of(best->second).fraction;
+      if (roofline_of(best->second).fraction <= 1) {
+        p.best_roofline_fraction = roofline_of(best->second).fraction;
+      }
       if (baseline_s) p.speedup_vs_baseline = *baseline_s / best->second;
     }
     p.first_s = first_s;
     p.elapsed_s = SecondsSince(start);
     callbacks.on_progress(p);
   };
-  int finished = static_cast<int>(history.entries.size() - unfinished.size());
+  int finished = evaluated;
   progress(nullptr, finished);
+  // Duplicates cost a build (a cache hit) each; a space that proposes little else ends here.
+  const int64_t max_proposals = 4 * static_cast<int64_t>(options.max_iterations) + 16;
 
   // ---- the loop ---------------------------------------------------------------------------
   std::string stop_reason;
@@ -315,7 +365,8 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
   while (true) {
     if (request.stop && request.stop->load()) { stop_reason = "interrupted"; break; }
     if (metric_met()) { stop_reason = "target_metric_met"; break; }
-    if (unfinished.empty() && next_seq >= options.max_iterations) { stop_reason = "max_iterations"; break; }
+    if (unfinished.empty() && evaluated >= options.max_iterations) { stop_reason = "max_iterations"; break; }
+    if (unfinished.empty() && next_seq >= max_proposals) { stop_reason = "space_exhausted"; break; }
     if (options.time_budget_s > 0 && SecondsSince(start) >= options.time_budget_s) {
       stop_reason = "time_budget";
       break;
@@ -338,6 +389,15 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
     MK_ASSIGN_OR_RETURN(CandidateOutcome outcome, pipeline.Evaluate(run_id, seq, candidate));
     std::optional<double> t;
     if (outcome.correct()) t = outcome.profile->timing.median_s;
+    if (outcome.status == "duplicate") {
+      // Same bytes, same speed: the search learns it, the budget is not spent, the best does
+      // not move.
+      search.Record(outcome.candidate, outcome.duplicate_median_s);
+      search.Record(candidate, outcome.duplicate_median_s);
+      progress(&outcome, finished);
+      continue;
+    }
+    ++evaluated;
     search.Record(outcome.candidate, t);
     search.Record(candidate, t);  // the proposal as given, when the implementer completed it
     if (t && (!best || *t < best->second)) {
@@ -363,12 +423,20 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
   }
   json comparison = nullptr;
   std::optional<double> speedup_vs_first;
+  const bool was_interrupted = request.stop && request.stop->load();
   if (best_entry && first_entry && first_entry->measurement) {
     if (best_entry == first_entry) {
       speedup_vs_first = 1.0;
-    } else if (options.compare_rounds > 0 && !(request.stop && request.stop->load())) {
+    } else if (was_interrupted) {
+      // Two separate measurements taken at different times are not a ratio worth printing.
+      comparison = {{"verdict", {{"verdict", "not compared"},
+                                 {"reason", "the run was interrupted before the interleaved "
+                                            "comparison of the best with the first"}}},
+                    {"challenger_seq", best_entry->candidate.seq},
+                    {"kept", "best"}};
+    } else if (options.compare_rounds > 0) {
       // Separate measurements drift with the machine's load; only an interleaved A/B run in one
-      // sitting gives a ratio worth reporting.
+      // sitting gives a ratio worth reporting, and only its verdict may change what is shipped.
       auto rebuild = [&](const History::Entry& e) {
         return pipeline.Rebuild(space::CandidateFromJson(json::parse(e.candidate.schedule_json)));
       };
@@ -386,18 +454,24 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
                           {"best_median_s", cmp->b.timing.median_s},
                           {"speedup", cmp->speedup_b_over_a},
                           {"round_ratios", cmp->round_ratios},
+                          {"remeasured_rounds", cmp->remeasured_rounds},
+                          {"verdict", ToJson(cmp->verdict)},
+                          {"load_before", ToJson(cmp->load_before)},
+                          {"load_after", ToJson(cmp->load_after)},
                           {"challenger_seq", best_entry->candidate.seq}};
-            // The search's best won a noisy single measurement; side by side it is slower than
-            // the analytical point. Ship the one that wins the fair comparison.
-            if (cmp->speedup_b_over_a < 1.0) {
+            // The search's best won a single measurement; side by side it must be faster beyond
+            // the margin to replace the analytical point. Slower or inconclusive: the first is
+            // shipped, and the result and the event say why.
+            if (cmp->verdict.verdict != Verdict::kFaster) {
               comparison["kept"] = "first";
+              speedup_vs_first = 1.0;
               best = {first_entry->candidate.id, first_entry->measurement->median_s};
               best_entry = first_entry;
-              speedup_vs_first = 1.0;
               MK_RETURN_IF_ERROR(db.SetRunBest(run_id, first_entry->candidate.id));
               (void)db.AddEvent(run_id, "run.best_reverted",
                                 json{{"challenger_seq", comparison["challenger_seq"]},
-                                     {"interleaved_speedup", cmp->speedup_b_over_a}}.dump());
+                                     {"interleaved_speedup", cmp->speedup_b_over_a},
+                                     {"verdict", ToJson(cmp->verdict)}}.dump());
             } else {
               comparison["kept"] = "best";
             }
@@ -405,7 +479,58 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
         }
       }
     }
-    if (!speedup_vs_first) speedup_vs_first = first_entry->measurement->median_s / best->second;
+  }
+
+  // ---- the best against XLA:CPU, interleaved in this run ------------------------------------
+  json xla_comparison = nullptr;
+  if (best_entry && options.xla_rounds > 0 && !was_interrupted) {
+    if (callbacks.on_note) {
+      callbacks.on_note("timing the best against XLA:CPU, " + std::to_string(options.xla_rounds) +
+                        " interleaved rounds ...");
+    }
+    auto built = pipeline.Rebuild(
+        space::CandidateFromJson(json::parse(best_entry->candidate.schedule_json)));
+    Result<XlaComparison> xla = built.status();
+    if (built.ok()) {
+      auto req = pipeline.ProfileRequestFor(built->first, built->second);
+      xla = req.ok() ? CompareWithXla(task_dir, *req, engine.sandbox(), options.xla_rounds)
+                     : Result<XlaComparison>(req.status());
+    }
+    xla_comparison = xla.ok() ? ToJson(*xla) : json{{"error", xla.status().message()}};
+    if (xla.ok()) {
+      // The XLA side's time is a baseline for later runs of this module on this CPU.
+      store::BaselineRecord b;
+      b.module_sha256 = module_sha;
+      b.cpu_model = engine.target().model;
+      b.engine = "xla-cpu";
+      b.engine_version = "jax " + xla->xla_info.value("jax_version", std::string("?"));
+      b.median_s = xla->xla_median_s;
+      b.runs = xla->rounds;
+      b.details_json = xla_comparison.dump();
+      (void)db.AddBaseline(b);
+    }
+    (void)db.AddEvent(run_id, "run.xla_compared", xla_comparison.dump());
+  }
+
+  // ---- the roofline: above 100% means the peaks are wrong --------------------------------
+  json roofline_note = nullptr;
+  if (best_entry && best_entry->measurement &&
+      roofline_of(best_entry->measurement->median_s).fraction > 1) {
+    const double before = roofline_of(best_entry->measurement->median_s).fraction;
+    Result<target::Target> again = callbacks.reprobe
+                                       ? callbacks.reprobe()
+                                       : Result<target::Target>(NotFound("no re-probe here"));
+    if (again.ok()) {
+      roof_target = *again;
+      (void)db.AddEvent(run_id, "run.reprobed",
+                        json{{"reason", "the best ran above 100% of the roofline"},
+                             {"fraction_before", before}}.dump());
+    }
+    if (roofline_of(best_entry->measurement->median_s).fraction > 1) {
+      roofline_note = "the kernel ran faster than the measured peaks allow; the machine probe is "
+                      "wrong (`maxkernel doctor --probe` measures it again), so no roofline figure "
+                      "is given";
+    }
   }
 
   // ---- the result -------------------------------------------------------------------------
@@ -421,22 +546,34 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
   result["date"] = UtcNow();
   result["task"] = {{"id", task.id}, {"name", task.name}, {"dir", task_dir}, {"scale", task.scale},
                     {"dtype", task.dtype}, {"flops", task.flops}, {"bytes", task.bytes}};
-  result["target"] = {{"name", plan->target.name},
-                      {"model", plan->target.model},
-                      {"cores", plan->target.cores},
-                      {"peak_flops_f32", plan->target.peak_flops_f32},
-                      {"peak_flops_bf16", plan->target.peak_flops_bf16 > 0
-                                              ? json(plan->target.peak_flops_bf16)
+  // The peaks the roofline used; a CPU without a bf16 instruction has no bf16 peak to show.
+  const bool has_bf16 = roof_target.Has("avx512_bf16") || roof_target.Has("amx_bf16");
+  result["target"] = {{"name", roof_target.name},
+                      {"model", roof_target.model},
+                      {"cores", roof_target.cores},
+                      {"isa_level", roof_target.isa_level},
+                      {"compile_flags", roof_target.compile_flags},
+                      {"peak_flops_f32", roof_target.peak_flops_f32},
+                      {"peak_flops_bf16", has_bf16 && roof_target.peak_flops_bf16 > 0
+                                              ? json(roof_target.peak_flops_bf16)
                                               : json(nullptr)},
-                      {"bandwidth_bytes_per_s", plan->target.bandwidth_bytes_per_s},
-                      {"peaks_source", plan->target.rates_measured ? "probe" : "nominal"}};
+                      {"bandwidth_bytes_per_s", roof_target.bandwidth_bytes_per_s},
+                      {"peaks_source", roof_target.rates_measured ? "probe" : "nominal"}};
   result["options"] = OptionsToJson(options);
-  result["iterations"] = history.entries.size();
+  // Candidates that spent the budget; duplicates of an earlier library are counted apart.
+  int64_t duplicates = 0;
+  for (const auto& e : history.entries) {
+    if (e.candidate.status == store::CandidateStatus::kDuplicate) ++duplicates;
+  }
+  result["iterations"] = static_cast<int64_t>(history.entries.size()) - duplicates;
+  result["duplicates"] = duplicates;
   result["elapsed_s"] = SecondsSince(start);
-  result["baseline"] = baseline_s ? json{{"engine", task.baseline->engine},
-                                         {"median_s", *baseline_s},
-                                         {"date", task.baseline->date}}
-                                  : json(nullptr);
+  result["baseline"] = known_baseline ? json{{"engine", known_baseline->engine},
+                                             {"engine_version", known_baseline->engine_version},
+                                             {"median_s", known_baseline->median_s},
+                                             {"date", known_baseline->date},
+                                             {"source", known_baseline->source}}
+                                      : json(nullptr);
   result["first"] = first_entry && first_entry->measurement
                         ? json{{"seq", 0},
                                {"candidate_id", first_entry->candidate.id},
@@ -457,11 +594,16 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
         {"p90_s", m.p90_s},
         {"gflops", r.achieved_flops / 1e9},
         {"gbps", r.achieved_bytes_per_s / 1e9},
-        {"roofline_fraction", r.fraction},
+        // Never above 1: a figure past the roof is withheld with a note, not clamped.
+        {"roofline_fraction", r.fraction > 1 ? json(nullptr) : json(r.fraction)},
+        {"roofline_note", roofline_note},
         {"bottleneck", r.bottleneck},
         {"speedup_vs_first", NullableNumber(speedup_vs_first)},
+        // Against the baseline recorded with the task (another time, another load): see
+        // comparison_with_xla for the interleaved figure.
         {"speedup_vs_baseline", baseline_s ? json(*baseline_s / m.median_s) : json(nullptr)},
         {"comparison_with_first", comparison},
+        {"comparison_with_xla", xla_comparison},
         {"schedule", json::parse(best_entry->candidate.schedule_json, nullptr, false)},
         {"artifacts", arts}};
   } else {
@@ -485,17 +627,37 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
   result["plan"] = plan_json;
   json candidates = json::array();
   std::optional<double> best_so_far;
+  std::map<std::string, int64_t> first_seq_of_library;
   for (const auto& e : history.entries) {
     std::optional<double> t;
     if (e.measurement && e.candidate.status == store::CandidateStatus::kCorrect) t = e.measurement->median_s;
     if (t && (!best_so_far || *t < *best_so_far)) best_so_far = t;
+    const std::string library =
+        e.build && e.build->artifacts.count("library") ? e.build->artifacts.at("library") : "";
+    json duplicate_of = nullptr;
+    if (!library.empty()) {
+      auto [it, first] = first_seq_of_library.emplace(library, e.candidate.seq);
+      if (!first && e.candidate.status == store::CandidateStatus::kDuplicate) duplicate_of = it->second;
+    }
+    // The measurement's spread and the machine's load while it ran (profiler.h).
+    json load = nullptr;
+    if (e.measurement) {
+      json env = json::parse(e.measurement->environment_json, nullptr, false);
+      if (env.is_object() && env.contains("load")) load = env["load"];
+    }
     candidates.push_back(
         {{"seq", e.candidate.seq},
          {"candidate_id", e.candidate.id},
          {"status", CandidateStatusText(e)},
          {"median_s", NullableNumber(t)},
          {"best_so_far_s", NullableNumber(best_so_far)},
-         {"roofline_fraction", t ? json(roofline_of(*t).fraction) : json(nullptr)},
+         {"roofline_fraction",
+          t && roofline_of(*t).fraction <= 1 ? json(roofline_of(*t).fraction) : json(nullptr)},
+         {"p10_s", t ? json(e.measurement->p10_s) : json(nullptr)},
+         {"p90_s", t ? json(e.measurement->p90_s) : json(nullptr)},
+         {"load", load},
+         {"library", library.empty() ? json(nullptr) : json(library)},
+         {"duplicate_of", duplicate_of},
          {"elapsed_s", e.candidate.created_at},
          {"schedule", json::parse(e.candidate.schedule_json, nullptr, false)},
          {"diagnosis", e.diagnosis ? json(e.diagnosis->diagnosis_class + ": " + e.diagnosis->message)

@@ -34,6 +34,9 @@ struct AutoOptions {
   uint64_t seed = 0;             // the proposer's
   PipelineOptions pipeline;
   int compare_rounds = 6;        // interleaved best-vs-first comparison at the end (0: skip)
+  // Interleaved best-vs-XLA:CPU rounds at the end, through the Python bridge (xla_comparison.h;
+  // 0: skip). The CLI's default is 5; a bridge that cannot run is reported, not fatal.
+  int xla_rounds = 0;
   int profile_kernels = 6;       // time this many kernels of the best alone, for the report
 };
 
@@ -62,6 +65,11 @@ struct AutoProgress {
 struct AutoCallbacks {
   std::function<void(const AutoProgress&)> on_progress;  // after planning and every candidate
   PipelineObserver* observer = nullptr;
+  // Measures the machine's peaks again. Called at most once, when the best kernel ran above
+  // 100% of the roofline (the stored peaks are then wrong: never clamped). May be empty.
+  std::function<Result<target::Target>()> reprobe;
+  // Told what the run does after the loop (the comparisons, the re-probe): they take seconds.
+  std::function<void(const std::string&)> on_note;
 };
 
 // The run's result in the documented schema ("maxkernel.optimize.result/1", docs/OPTIMIZE.md).

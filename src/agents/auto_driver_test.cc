@@ -5,9 +5,12 @@
 #include <fstream>
 #include <set>
 
+#include "agents/pipeline.h"
+#include "agents/planner.h"
 #include "agents/run_fixture_test_util.h"
 #include "store/sqlite_store.h"
 #include "store/store_test_util.h"
+#include "task/task.h"
 
 namespace mk::agents {
 namespace {
@@ -98,6 +101,55 @@ TEST_F(AutoDriverTest, ARunRecordsEveryCandidateAndReturnsTheDocumentedResult) {
   auto module = artifacts_->Get(config["module_artifact"].get<std::string>());
   ASSERT_TRUE(module.ok());
   EXPECT_NE(module->find("fixture_axpy"), std::string::npos);
+}
+
+// A candidate that builds the bytes an earlier candidate built is recorded as its duplicate:
+// not tested, not timed, with the original's time; --no-dedupe (dedupe = false) times it again.
+TEST_F(AutoDriverTest, ACandidateBuildingAnEarlierLibraryIsItsDuplicate) {
+  auto loaded = task::LoadTaskWithModule(task_dir_);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  PlanRequest preq;
+  preq.module = loaded->module.get();
+  preq.target = engine_.target();
+  auto plan = RunPlanner(preq, engine_.emitter());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  store::TaskRecord tr;
+  tr.directory = task_dir_;
+  tr.module_sha256 = std::string(64, 'a');
+  tr.yaml = "id: fixture";
+  auto task_id = db_->UpsertTask(tr);
+  ASSERT_TRUE(task_id.ok()) << task_id.status().ToString();
+  store::NewRun nr;
+  nr.task_id = *task_id;
+  nr.target = "cpu";
+  auto run = db_->CreateRun(nr);
+  ASSERT_TRUE(run.ok());
+  PipelineContext ctx{db_.get(), artifacts_.get(), &engine_, nullptr};
+  PipelineOptions po;
+  po.protocol.min_seconds = 0.01;
+  Pipeline pipeline(ctx, loaded->task, *loaded->module, *plan, po);
+  auto first = pipeline.Evaluate(*run, 0, plan->initial);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE(first->correct()) << first->message;
+  auto again = pipeline.Evaluate(*run, 1, plan->initial);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->status, "duplicate");
+  EXPECT_EQ(again->duplicate_of, std::optional<int64_t>(0));
+  ASSERT_TRUE(again->duplicate_median_s.has_value());
+  EXPECT_DOUBLE_EQ(*again->duplicate_median_s, first->profile->timing.median_s);
+  EXPECT_FALSE(again->profile.has_value());
+  auto candidate = db_->GetCandidate(again->candidate_id);
+  ASSERT_TRUE(candidate.ok());
+  EXPECT_EQ(candidate->status, store::CandidateStatus::kDuplicate);
+  EXPECT_EQ(db_->ListMeasurements(*run)->size(), 1u);
+  // The A/A form: the same library is timed again.
+  po.dedupe = false;
+  Pipeline timing_again(ctx, loaded->task, *loaded->module, *plan, po);
+  ASSERT_TRUE(timing_again.Evaluate(*run, 2, plan->initial).ok());
+  auto third = timing_again.Evaluate(*run, 3, plan->initial);
+  ASSERT_TRUE(third.ok());
+  EXPECT_TRUE(third->correct()) << third->status;
+  EXPECT_EQ(db_->ListMeasurements(*run)->size(), 3u);
 }
 
 TEST_F(AutoDriverTest, AStoppedRunResumesWithoutRepeatingOrLosingMeasurements) {

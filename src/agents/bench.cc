@@ -136,12 +136,16 @@ Result<std::unique_ptr<SandboxSide>> SandboxSide::Create(runtime::SandboxRunner&
   }
   std::unique_ptr<SandboxSide> side(
       new SandboxSide(sandbox, std::move(region), std::move(outputs), library.so_path, protocol));
-  side->info_ = {{"implementation", impl.hash}, {"flags", impl.flags}};
+  // The profiler's OpenMP settings for the load the bench starts under (profiler.h).
+  const MachineLoad load = SampleMachineLoad(static_cast<int>(std::thread::hardware_concurrency()));
+  side->environment_ = TimingEnvironment(load);
+  side->info_ = {{"implementation", impl.hash}, {"flags", impl.flags}, {"load", ToJson(load)}};
   return side;
 }
 
 Result<RoundTimes> SandboxSide::Round(int) {
   runtime::RunRequest r;
+  r.environment = environment_;
   r.so_path = so_path_;
   r.output_buffers = outputs_;
   r.warmup = protocol_.warmup;
@@ -161,6 +165,18 @@ Result<RoundTimes> SandboxSide::Round(int) {
 std::optional<double> RatioOf(const BenchRow& row, const SideResult& baseline) {
   if (!row.ours || !row.ours->ok() || !baseline.ok()) return std::nullopt;
   return baseline.median_s / row.ours->median_s;
+}
+
+std::optional<RatioVerdict> VerdictOf(const BenchRow& row, const SideResult& baseline) {
+  if (!row.ours || !row.ours->ok() || !baseline.ok()) return std::nullopt;
+  std::vector<double> ratios;
+  const size_t n = std::min(row.ours->round_medians.size(), baseline.round_medians.size());
+  for (size_t r = 0; r < n; ++r) {
+    if (row.ours->round_medians[r] > 0) {
+      ratios.push_back(baseline.round_medians[r] / row.ours->round_medians[r]);
+    }
+  }
+  return JudgeRoundRatios(ratios);
 }
 
 void SetFloors(const BenchPeaks& peaks, std::vector<BenchRow>& rows) {
@@ -188,7 +204,7 @@ json ToJson(const BenchRow& row) {
   j["ours_gflops"] = ours_ok ? gflops(row.ours->median_s) : json(nullptr);
   json baselines = json::object(), ratios = json::object(), gf = json::object();
   json rounds = json::object(), errors = json::object(), info = json::object();
-  json p10 = json::object(), ceilings = json::object();
+  json p10 = json::object(), ceilings = json::object(), verdicts = json::object();
   auto percentile10 = [](const SideResult& s) -> json {
     if (!s.ok()) return nullptr;
     return Percentile(s.samples, 10);
@@ -203,6 +219,8 @@ json ToJson(const BenchRow& row) {
     baselines[b.name] = b.ok() ? json(b.median_s) : json(nullptr);
     std::optional<double> ratio = RatioOf(row, b);
     ratios[b.name] = ratio ? json(*ratio) : json(nullptr);
+    std::optional<RatioVerdict> verdict = VerdictOf(row, b);
+    verdicts[b.name] = verdict ? ToJson(*verdict) : json(nullptr);
     std::optional<double> ceiling = CeilingOf(row, b);
     ceilings[b.name] = ceiling ? json(*ceiling) : json(nullptr);
     gf[b.name] = b.ok() ? gflops(b.median_s) : json(nullptr);
@@ -224,6 +242,7 @@ json ToJson(const BenchRow& row) {
   }
   j["baselines"] = baselines;
   j["ratios"] = ratios;
+  j["verdicts"] = verdicts;
   j["floor_s"] = row.floor_s ? json(*row.floor_s) : json(nullptr);
   j["ceilings"] = ceilings;
   j["gflops"] = gf;
@@ -292,7 +311,9 @@ std::string FormatBenchTable(const json& header, const std::vector<BenchRow>& ro
     out << "load average at start " << header.value("loadavg", "")
         << " (other jobs share this machine)\n";
   }
-  out << "ratio = baseline time / our time (> 1: ours is faster)\n";
+  out << "ratio = baseline time / our time (> 1: ours is faster); + faster, - slower, ~ "
+         "inconclusive: whether the 95% bootstrap interval of the per-round ratios lies beyond "
+         "+-2% (docs/PROFILING.md)\n";
   const bool floors = std::any_of(rows.begin(), rows.end(),
                                   [](const BenchRow& r) { return r.floor_s.has_value(); });
   if (header.contains("peaks") && header["peaks"].is_object()) {
@@ -336,7 +357,14 @@ std::string FormatBenchTable(const json& header, const std::vector<BenchRow>& ro
       for (const SideResult& b : r.baselines) {
         if (b.name != n) continue;
         time = b.ok() ? FormatSeconds(b.median_s) : "error";
-        if (auto q = RatioOf(r, b)) ratio = Fixed("%.2fx", *q);
+        if (auto q = RatioOf(r, b)) {
+          auto v = VerdictOf(r, b);
+          const char* mark = !v                                 ? ""
+                             : v->verdict == Verdict::kFaster ? " +"
+                             : v->verdict == Verdict::kSlower ? " -"
+                                                                : " ~";
+          ratio = Fixed("%.2fx", *q) + mark;
+        }
         if (auto q = CeilingOf(r, b)) ceiling = Fixed("%.2fx", *q);
       }
       for (const SkippedBaseline& s : r.skipped) {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/timing_verdict.h"
 #include "codegen/emitter.h"
 #include "hlo/literal.h"
 #include "runtime/compiler.h"
@@ -98,6 +99,7 @@ class SandboxSide final : public BenchSide {
   std::vector<size_t> outputs_;
   std::string so_path_;
   BenchProtocol protocol_;
+  std::vector<std::pair<std::string, std::string>> environment_;
   nlohmann::json info_ = nlohmann::json::object();
 };
 
@@ -151,6 +153,9 @@ std::optional<double> CeilingOf(const BenchRow& row, const SideResult& baseline)
 
 // baseline median / our median, when both were measured.
 std::optional<double> RatioOf(const BenchRow& row, const SideResult& baseline);
+// The verdict on ours against `baseline` from their paired round medians (baseline / ours per
+// round: "faster" means ours is faster); nullopt where either side failed.
+std::optional<RatioVerdict> VerdictOf(const BenchRow& row, const SideResult& baseline);
 
 // {"case", "shape", "dtype", "flops", "checked", "ours_median_s", "ours_gflops",
 //  "baselines": {name: median_s | null}, "ratios": {name: baseline/ours | null},

@@ -85,6 +85,10 @@ std::optional<Diagnosis> Pipeline::DiagnoseFailure(const space::Candidate& candi
   return *d;
 }
 
+void Pipeline::RememberLibrary(const std::string& library_sha256, KnownLibrary known) {
+  libraries_.emplace(library_sha256, known);  // the first one told stays
+}
+
 Result<ProfileRequest> Pipeline::ProfileRequestFor(const codegen::Implementation& impl,
                                                    const runtime::CompiledLibrary& library) {
   if (!profile_inputs_) {
@@ -194,6 +198,20 @@ Result<CandidateOutcome> Pipeline::Evaluate(int64_t run_id, int64_t seq,
   nb.status = store::BuildStatus::kOk;
   nb.artifacts = out.artifacts;
   MK_ASSIGN_OR_RETURN(int64_t build_id, db.AddBuild(nb));
+  const std::string library_sha = out.artifacts["library"];
+  if (auto known = libraries_.find(library_sha); options_.dedupe && known != libraries_.end()) {
+    // The same bytes as an earlier candidate: the same verdict and the same speed. Running it
+    // again would spend the budget on measurement noise.
+    out.status = "duplicate";
+    out.duplicate_of = known->second.seq;
+    out.duplicate_median_s = known->second.median_s;
+    MK_RETURN_IF_ERROR(db.SetCandidateStatus(out.candidate_id, store::CandidateStatus::kDuplicate));
+    Event(run_id, "candidate.duplicate",
+          {{"seq", seq}, {"duplicate_of_seq", known->second.seq}, {"library", library_sha}});
+    out.elapsed_s = SecondsSince(start);
+    return out;
+  }
+  libraries_[library_sha] = KnownLibrary{seq, std::nullopt};
   MK_RETURN_IF_ERROR(db.SetCandidateStatus(out.candidate_id, store::CandidateStatus::kBuilt));
 
   // Test on fresh seeds (not the profiling seed), with the oracle's outputs cached per seed.
@@ -267,6 +285,7 @@ Result<CandidateOutcome> Pipeline::Evaluate(int64_t run_id, int64_t seq,
   m.environment_json = env.contains("environment") ? env["environment"].dump() : "{}";
   MK_RETURN_IF_ERROR(db.AddMeasurement(m).status());
   out.status = "correct";
+  libraries_[library_sha].median_s = profile->timing.median_s;
   out.profile = std::move(*profile);
   Event(run_id, "candidate.measured",
         {{"seq", seq}, {"median_s", out.profile->timing.median_s},

@@ -43,6 +43,9 @@ struct PipelineOptions {
   double run_timeout_s = 60;    // one sandboxed run of a candidate, load included
   TimingProtocol protocol;      // the profiler's
   bool diagnose = true;         // run the debugger on failures
+  // A candidate whose library (sha256) an earlier candidate of the run built is recorded as its
+  // duplicate, neither tested nor timed again (false: `optimize --no-dedupe`, which times it).
+  bool dedupe = true;
   std::string repro_dir;        // where the debugger writes repro artifacts (empty: none)
   std::string binary = "maxkernel";  // reproduce_cmd's first word
   std::string maxkernel_version;
@@ -61,8 +64,11 @@ struct CandidateOutcome {
   int64_t candidate_id = 0;
   space::Candidate candidate;
   // "correct", "build_failed" (implementer or compiler refused), "test_failed" (wrong, crashed,
-  // timed out), "profile_failed" (passed the tester, then failed while timed).
+  // timed out), "profile_failed" (passed the tester, then failed while timed), "duplicate" (the
+  // library of candidate `duplicate_of`, whose verdict and time it shares).
   std::string status;
+  std::optional<int64_t> duplicate_of;        // its seq
+  std::optional<double> duplicate_median_s;  // the original's median, when it was measured
   std::optional<Profile> profile;  // correct candidates
   std::string message;             // one line for failures
   std::optional<Diagnosis> diagnosis;
@@ -91,6 +97,14 @@ class Pipeline {
   Result<std::pair<codegen::Implementation, runtime::CompiledLibrary>> Rebuild(
       const space::Candidate& candidate);
 
+  // The first candidate of this run that built a library: a later candidate building the same
+  // bytes is its duplicate. Evaluate remembers its own; a resumed run tells it the stored ones.
+  struct KnownLibrary {
+    int64_t seq = 0;
+    std::optional<double> median_s;  // measured (correct) candidates only
+  };
+  void RememberLibrary(const std::string& library_sha256, KnownLibrary known);
+
   const Plan& plan() const { return plan_; }
   const task::Task& task() const { return task_; }
 
@@ -110,6 +124,7 @@ class Pipeline {
   PipelineOptions options_;
   std::shared_ptr<std::map<uint64_t, std::vector<hlo::Literal>>> references_;
   std::optional<std::vector<hlo::Literal>> profile_inputs_;
+  std::map<std::string, KnownLibrary> libraries_;
 };
 
 }  // namespace mk::agents

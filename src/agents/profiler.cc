@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -95,8 +96,10 @@ Result<PreparedKernel> Prepare(const ProfileRequest& request) {
 }
 
 runtime::RunRequest SandboxRequest(const ProfileRequest& request, const PreparedKernel& prepared,
-                                   int min_iterations, double min_seconds, int max_iterations) {
+                                   int min_iterations, double min_seconds, int max_iterations,
+                                   const MachineLoad& load) {
   runtime::RunRequest r;
+  r.environment = TimingEnvironment(load);
   r.so_path = request.library.so_path;
   r.output_buffers = prepared.outputs;  // poisoned before every call, as the tester does
   r.warmup = request.protocol.warmup;
@@ -223,21 +226,86 @@ Profile ProfileFromTimes(const ProfileRequest& request, const std::vector<double
   env.threads = ThreadsOf(request);
   env.maxkernel_version = request.maxkernel_version;
   env.rates_measured = request.target.rates_measured;
+  env.isa_level = request.target.isa_level;
   return p;
 }
+
+std::vector<std::pair<std::string, std::string>> TimingEnvironment(const MachineLoad& load) {
+  if (load.loaded()) return {{"OMP_PROC_BIND", "false"}, {"OMP_WAIT_POLICY", "passive"}};
+  return {{"OMP_PROC_BIND", "close"}, {"OMP_PLACES", "cores"}};
+}
+
+namespace {
+
+// What TimingEnvironment gave the worker, as the worker saw it (the user's own OMP_* win).
+std::vector<std::string> OmpSeen(const MachineLoad& load) {
+  std::vector<std::string> seen;
+  for (const auto& [name, value] : TimingEnvironment(load)) {
+    const char* user = std::getenv(name.c_str());
+    seen.push_back(name + "=" + (user != nullptr ? user : value));
+  }
+  return seen;
+}
+
+}  // namespace
 
 Result<Profile> RunProfiler(const ProfileRequest& request, runtime::SandboxRunner& sandbox) {
   MK_ASSIGN_OR_RETURN(PreparedKernel prepared, Prepare(request));
   const TimingProtocol& protocol = request.protocol;
+  const MachineLoad load = SampleMachineLoad(request.target.cores);
   runtime::RunRequest run = SandboxRequest(request, prepared, protocol.min_iterations,
-                                           protocol.min_seconds, protocol.max_iterations);
+                                           protocol.min_seconds, protocol.max_iterations, load);
   MK_ASSIGN_OR_RETURN(runtime::RunOutcome outcome, sandbox.Run(run, prepared.region));
   if (!outcome.ok()) return FailedProfile(request, outcome);
-  return ProfileFromTimes(request, outcome.times_s);
+  // Calls at two speeds (a scheduler slice lost at a barrier in some of them): measure once
+  // more, and keep the run whose calls agree, or say the profile is bimodal.
+  int remeasured = 0;
+  if (SplitsIntoTwoClusters(outcome.times_s)) {
+    MK_ASSIGN_OR_RETURN(runtime::RunOutcome again, sandbox.Run(run, prepared.region));
+    ++remeasured;
+    if (!again.ok()) return FailedProfile(request, again);
+    if (!SplitsIntoTwoClusters(again.times_s)) outcome = std::move(again);
+  }
+  Profile p = ProfileFromTimes(request, outcome.times_s);
+  p.bimodal = SplitsIntoTwoClusters(outcome.times_s);
+  p.remeasured = remeasured;
+  p.environment.load = load;
+  p.environment.omp = OmpSeen(load);
+  return p;
 }
 
 Result<Comparison> CompareInterleaved(const ProfileRequest& a, const ProfileRequest& b,
                                       runtime::SandboxRunner& sandbox, int rounds) {
+  if (rounds < 1) return InvalidArgument("an interleaved comparison needs at least one round");
+  MK_ASSIGN_OR_RETURN(PreparedKernel prep_a, Prepare(a));
+  MK_ASSIGN_OR_RETURN(PreparedKernel prep_b, Prepare(b));
+  const TimingProtocol& p = a.protocol;
+  const int per_round_min = (p.min_iterations + rounds - 1) / rounds;
+  const int per_round_max = std::max(per_round_min, p.max_iterations / rounds);
+  const double per_round_seconds = p.min_seconds / rounds;
+  // One load sample decides the workers' OpenMP settings for the whole comparison, so the two
+  // sides always run alike.
+  const MachineLoad load = SampleMachineLoad(a.target.cores);
+  const int cores = a.target.cores;
+  RoundTimer timer = [&](int side) {
+    const ProfileRequest& r = side == 0 ? a : b;
+    PreparedKernel& prep = side == 0 ? prep_a : prep_b;
+    return sandbox.Run(
+        SandboxRequest(r, prep, per_round_min, per_round_seconds, per_round_max, load),
+        prep.region);
+  };
+  MK_ASSIGN_OR_RETURN(Comparison c, CompareWithTimer(a, b, timer, rounds, load, [cores] {
+                        return SampleMachineLoad(cores);
+                      }));
+  c.a.environment.load = c.b.environment.load = load;
+  c.a.environment.omp = c.b.environment.omp = OmpSeen(load);
+  return c;
+}
+
+Result<Comparison> CompareWithTimer(const ProfileRequest& a, const ProfileRequest& b,
+                                    const RoundTimer& timer, int rounds,
+                                    const MachineLoad& load_before,
+                                    const std::function<MachineLoad()>& sample_load) {
   if (rounds < 1) return InvalidArgument("an interleaved comparison needs at least one round");
   const TimingProtocol& pa = a.protocol;
   const TimingProtocol& pb = b.protocol;
@@ -245,40 +313,77 @@ Result<Comparison> CompareInterleaved(const ProfileRequest& a, const ProfileRequ
       pa.min_seconds != pb.min_seconds || pa.max_iterations != pb.max_iterations) {
     return InvalidArgument("an interleaved comparison needs one timing protocol for both sides");
   }
-  MK_ASSIGN_OR_RETURN(PreparedKernel prep_a, Prepare(a));
-  MK_ASSIGN_OR_RETURN(PreparedKernel prep_b, Prepare(b));
-  const int per_round_min = (pa.min_iterations + rounds - 1) / rounds;
-  const int per_round_max = std::max(per_round_min, pa.max_iterations / rounds);
-  const double per_round_seconds = pa.min_seconds / rounds;
-  std::vector<double> times_a, times_b;
   Comparison c;
   c.rounds = rounds;
+  c.load_before = load_before;
+  std::vector<std::vector<double>> rounds_a, rounds_b;
+  // One round: both sides, in alternating order (A B, B A, ...) so neither always runs on the
+  // cache and clock state the other left. False with `c` filled in when a side failed.
+  auto run_round = [&](int index, std::vector<double>& ta,
+                       std::vector<double>& tb) -> Result<bool> {
+    for (int k = 0; k < 2; ++k) {
+      const int side = (index % 2 == 0) ? k : 1 - k;
+      MK_ASSIGN_OR_RETURN(runtime::RunOutcome out, timer(side));
+      if (!out.ok()) {
+        std::vector<double> all_a, all_b;
+        for (const auto& r : rounds_a) all_a.insert(all_a.end(), r.begin(), r.end());
+        for (const auto& r : rounds_b) all_b.insert(all_b.end(), r.begin(), r.end());
+        c.a = side == 0 ? FailedProfile(a, out) : ProfileFromTimes(a, all_a);
+        c.b = side == 1 ? FailedProfile(b, out) : ProfileFromTimes(b, all_b);
+        return false;
+      }
+      (side == 0 ? ta : tb) = std::move(out.times_s);
+    }
+    return true;
+  };
   for (int r = 0; r < rounds; ++r) {
-    MK_ASSIGN_OR_RETURN(runtime::RunOutcome out_a,
-                        sandbox.Run(SandboxRequest(a, prep_a, per_round_min, per_round_seconds,
-                                                   per_round_max),
-                                    prep_a.region));
-    if (!out_a.ok()) {
-      c.a = FailedProfile(a, out_a);
-      c.b = ProfileFromTimes(b, times_b);
-      return c;
-    }
-    MK_ASSIGN_OR_RETURN(runtime::RunOutcome out_b,
-                        sandbox.Run(SandboxRequest(b, prep_b, per_round_min, per_round_seconds,
-                                                   per_round_max),
-                                    prep_b.region));
-    if (!out_b.ok()) {
-      c.a = ProfileFromTimes(a, times_a);
-      c.b = FailedProfile(b, out_b);
-      return c;
-    }
-    c.round_ratios.push_back(SafeDiv(Percentile(out_a.times_s, 50), Percentile(out_b.times_s, 50)));
-    times_a.insert(times_a.end(), out_a.times_s.begin(), out_a.times_s.end());
-    times_b.insert(times_b.end(), out_b.times_s.begin(), out_b.times_s.end());
+    std::vector<double> ta, tb;
+    MK_ASSIGN_OR_RETURN(bool ok, run_round(r, ta, tb));
+    if (!ok) return c;
+    rounds_a.push_back(std::move(ta));
+    rounds_b.push_back(std::move(tb));
   }
+  auto ratio_of = [](const std::vector<double>& ta, const std::vector<double>& tb) {
+    return SafeDiv(Percentile(ta, 50), Percentile(tb, 50));
+  };
+  std::vector<double> ratios;
+  for (int r = 0; r < rounds; ++r) ratios.push_back(ratio_of(rounds_a[r], rounds_b[r]));
+  // Re-measure, once each, the rounds a burst of load or a two-speed side spoiled.
+  std::vector<size_t> redo = LoneOutliers(ratios);
+  for (int r = 0; r < rounds; ++r) {
+    const bool split = SplitsIntoTwoClusters(rounds_a[r]) || SplitsIntoTwoClusters(rounds_b[r]);
+    if (split && std::find(redo.begin(), redo.end(), size_t(r)) == redo.end()) redo.push_back(r);
+  }
+  for (size_t r : redo) {
+    std::vector<double> ta, tb;
+    MK_ASSIGN_OR_RETURN(bool ok, run_round(static_cast<int>(r), ta, tb));
+    if (!ok) return c;
+    rounds_a[r] = std::move(ta);
+    rounds_b[r] = std::move(tb);
+    ratios[r] = ratio_of(rounds_a[r], rounds_b[r]);
+    ++c.remeasured_rounds;
+  }
+  std::vector<double> times_a, times_b;
+  for (int r = 0; r < rounds; ++r) {
+    times_a.insert(times_a.end(), rounds_a[r].begin(), rounds_a[r].end());
+    times_b.insert(times_b.end(), rounds_b[r].begin(), rounds_b[r].end());
+  }
+  c.round_ratios = ratios;
   c.a = ProfileFromTimes(a, times_a);
   c.b = ProfileFromTimes(b, times_b);
   c.speedup_b_over_a = SafeDiv(c.a.timing.median_s, c.b.timing.median_s);
+  c.load_after = sample_load ? sample_load() : load_before;
+  c.verdict = JudgeRoundRatios(ratios);
+  // Under load the noise has a direction (which side lost a slice at a barrier); a verdict
+  // then needs its whole interval beyond the wider margin.
+  if (c.loaded() && c.verdict.verdict != Verdict::kInconclusive &&
+      c.verdict.low <= 1 + kLoadedVerdictMargin && c.verdict.high >= 1 - kLoadedVerdictMargin) {
+    c.verdict.verdict = Verdict::kInconclusive;
+    c.verdict.reason += "; the machine is " +
+                        DescribeLoad(c.load_after.loaded() ? c.load_after : c.load_before) +
+                        "), where a verdict needs the interval beyond " +
+                        std::to_string(static_cast<int>(kLoadedVerdictMargin * 100)) + "%";
+  }
   return c;
 }
 
@@ -364,18 +469,48 @@ target::Target ProbeHost() {
 
 }  // namespace
 
-Result<std::optional<ProbedMachine>> LoadStoredMachine(store::Store& store, bool quick_ok) {
+std::string ProbeStaleness(const target::MachineProbeResult& stored, const target::Target& host,
+                           const std::string& boot_id) {
+  if (stored.cpu_model != host.model) return "it was measured on a " + stored.cpu_model;
+  if (stored.cores != host.cores) {
+    return "it was measured on " + std::to_string(stored.cores) + " cores";
+  }
+  if (stored.isa_level.empty() || stored.boot_id.empty() || !stored.busy_cores_before ||
+      !stored.busy_cores_after) {
+    return "it predates the staleness checks (no ISA level, boot id or load recorded)";
+  }
+  if (stored.isa_level != host.isa_level) {
+    return "it was built for " + stored.isa_level + ", this run builds for " + host.isa_level;
+  }
+  if (stored.boot_id != boot_id) return "the machine has rebooted since";
+  const double busy = std::max(*stored.busy_cores_before, *stored.busy_cores_after);
+  // A quick probe's numbers mean nothing anyway (tests, `doctor --quick`).
+  if (!stored.quick && busy > kProbeMaxBusyFraction * host.cores) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.1f of %d cores were busy with other work while it ran", busy,
+                  host.cores);
+    return buf;
+  }
+  return "";
+}
+
+Result<std::optional<ProbedMachine>> LoadStoredMachine(store::Store& store, bool quick_ok,
+                                                       std::string* stale_reason) {
   const target::Target host = ProbeHost();
   MK_ASSIGN_OR_RETURN(std::optional<store::MachineProbeRecord> stored,
                       store.LatestMachineProbe(host.model, host.cores));
   if (!stored) return std::optional<ProbedMachine>();
+  auto details = target::MachineProbeResultFromJson(
+      nlohmann::json::parse(stored->details_json, nullptr, false));
+  const std::string stale = details.ok() ? ProbeStaleness(*details, host, target::CurrentBootId())
+                                         : "its details are unreadable";
+  if (!stale.empty()) {
+    if (stale_reason != nullptr) *stale_reason = stale;
+    return std::optional<ProbedMachine>();
+  }
   // A quick probe (tests, `doctor --quick`) only answers another quick request: its tiny
   // buffers measure a cache, not memory, and must not become the machine's rates.
-  if (!quick_ok) {
-    auto details = target::MachineProbeResultFromJson(
-        nlohmann::json::parse(stored->details_json, nullptr, false));
-    if (details.ok() && details->quick) return std::optional<ProbedMachine>();
-  }
+  if (!quick_ok && details->quick) return std::optional<ProbedMachine>();
   ProbedMachine machine;
   machine.record = std::move(*stored);
   machine.target = target::WithMeasuredRates(host, machine.record.peak_flops_f32,
@@ -397,8 +532,12 @@ Result<ProbedMachine> LoadOrProbeMachine(store::Store& store, bool force,
   runtime::CompilerDriver compiler(compile_options);
   runtime::SandboxRunner sandbox;
   SandboxProbeRunner runner(compiler, sandbox);
+  const MachineLoad before = SampleMachineLoad(host.cores, 0.2);
   MK_ASSIGN_OR_RETURN(target::MachineProbeResult result,
                       target::RunMachineProbe(host, runner, options));
+  const MachineLoad after = SampleMachineLoad(host.cores, 0.2);
+  result.busy_cores_before = before.busy_cores;
+  result.busy_cores_after = after.busy_cores;
   machine.record = ToRecord(result);
   MK_ASSIGN_OR_RETURN(machine.record.id, store.AddMachineProbe(machine.record));
   MK_ASSIGN_OR_RETURN(std::optional<store::MachineProbeRecord> stored,

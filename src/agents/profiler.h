@@ -16,18 +16,22 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "agents/timing_verdict.h"
 #include "analysis/fusion_plan.h"
 #include "codegen/emitter.h"
 #include "hlo/literal.h"
 #include "runtime/compiler.h"
 #include "runtime/sandbox.h"
 #include "store/store.h"
+#include "support/machine_load.h"
 #include "target/machine_probe.h"
 #include "target/target.h"
 
@@ -95,18 +99,34 @@ Roofline AnalyzeRoofline(int64_t flops, int64_t bytes, double median_s, double p
 
 struct ProfileEnvironment {
   std::string cpu_model;
+  std::string isa_level;        // what the kernel was built for (target.h: "avx2", ...)
   std::string compiler;
   std::vector<std::string> flags;
   int threads = 1;
   std::string maxkernel_version;
   bool rates_measured = false;  // the roofline used probed (true) or nominal (false) peaks
+  MachineLoad load;             // sampled just before the timed calls
+  // The OpenMP settings the sandbox gave the worker (TimingEnvironment), as NAME=VALUE.
+  std::vector<std::string> omp;
 };
+
+// The OpenMP environment a timed worker gets, where the user's environment does not set it:
+// on a quiet machine threads are pinned (OMP_PROC_BIND=close, OMP_PLACES=cores: no migrations
+// between timed calls) and wait as libgomp does by default (spin briefly, then sleep: what the
+// kernel meets in production); on a loaded one they are not pinned (the scheduler may move a
+// thread off a core another job holds) and OMP_WAIT_POLICY=passive (a thread spinning at a
+// barrier would burn the slice its preempted sibling needs). docs/PROFILING.md.
+std::vector<std::pair<std::string, std::string>> TimingEnvironment(const MachineLoad& load);
 
 struct Profile {
   // "ok", or the sandbox outcome of a failed run ("crashed", "timed-out", ...) with `message`.
   std::string status = "ok";
   std::string message;
   TimingStats timing;
+  // The calls' times split into two clusters (timing_verdict.h) even after one re-measurement:
+  // the median is one of two speeds, and the profile says so.
+  bool bimodal = false;
+  int remeasured = 0;  // times the calls were re-measured because they were bimodal
   int64_t flops = 0, bytes = 0;
   std::string compute_dtype = "f32";
   double gflops = 0, gbytes_per_s = 0;  // from the median
@@ -128,16 +148,36 @@ struct Comparison {
   int rounds = 0;
   // a.median / b.median over all of each side's times: > 1 means B is faster.
   double speedup_b_over_a = 0;
-  // The same ratio per round (median of A's times in round r / median of B's): its spread shows
-  // whether the machine changed during the comparison.
+  // The same ratio per round (median of A's times in round r / median of B's), after
+  // re-measurement: what the verdict is computed from.
   std::vector<double> round_ratios;
+  RatioVerdict verdict;        // on round_ratios (timing_verdict.h)
+  int remeasured_rounds = 0;   // rounds run again: a lone outlier ratio, or a bimodal side
+  MachineLoad load_before, load_after;
+  bool loaded() const { return load_before.loaded() || load_after.loaded(); }
 };
 
-// Alternates A and B for `rounds` rounds (A B A B ...), each side running ceil(min_iterations /
-// rounds) iterations and min_seconds / rounds per round after its own warm-up, so both see the
-// same machine conditions. Both requests' protocols must be equal (the comparison is fair).
+// On a loaded machine a verdict needs its interval beyond this wider margin (the A/A check of
+// docs/PROFILING.md: a library against itself under a CPU burner on every core).
+inline constexpr double kLoadedVerdictMargin = 0.10;
+
+// Alternates A and B for `rounds` rounds (A B, then B A, ...), each side running
+// ceil(min_iterations / rounds) iterations and min_seconds / rounds per round after its own
+// warm-up, so both see the same machine conditions. A round whose ratio lies alone far from the
+// others, or in which a side's calls split into two speeds, is run again (at most `rounds` extra
+// rounds). Then the verdict. Both requests' protocols must be equal (the comparison is fair).
 Result<Comparison> CompareInterleaved(const ProfileRequest& a, const ProfileRequest& b,
                                       runtime::SandboxRunner& sandbox, int rounds = 8);
+
+// One side's calls of one round: side 0 is A, 1 is B. CompareInterleaved's sandbox runs, or a
+// synthetic timer in tests.
+using RoundTimer = std::function<Result<runtime::RunOutcome>(int side)>;
+// `load_before` is the machine's load when the comparison started; `sample_load` (none: the
+// load stays `load_before`) samples it again at the end.
+Result<Comparison> CompareWithTimer(const ProfileRequest& a, const ProfileRequest& b,
+                                    const RoundTimer& timer, int rounds,
+                                    const MachineLoad& load_before = {},
+                                    const std::function<MachineLoad()>& sample_load = nullptr);
 
 // Sum of the kernels' flops and bytes, and the dtype whose peak bounds the plan: "bf16" when
 // more than half of the flops are in kernels whose contraction reads bf16 operands.
@@ -187,9 +227,19 @@ struct ProbedMachine {
   bool probed_now = false;        // false: loaded from the store
 };
 
-// The newest probe stored for this CPU (model and core count); nullopt when there is none, or
-// when it is a quick one and `quick_ok` is false. Never measures anything.
-Result<std::optional<ProbedMachine>> LoadStoredMachine(store::Store& store, bool quick_ok);
+// A stored probe no longer describes this machine when the CPU model, the core count, the ISA
+// level or the boot differ, or when other work took more than half of the cores while it ran
+// (its peaks would be too low, and kernels would pass 100% of them). The reason, or "" when it
+// is current. Probes stored before these facts were recorded are stale.
+inline constexpr double kProbeMaxBusyFraction = 0.5;
+std::string ProbeStaleness(const target::MachineProbeResult& stored, const target::Target& host,
+                           const std::string& boot_id);
+
+// The newest probe stored for this CPU (model and core count); nullopt when there is none,
+// when it is stale (ProbeStaleness, said in `stale_reason`), or when it is a quick one and
+// `quick_ok` is false. Never measures anything.
+Result<std::optional<ProbedMachine>> LoadStoredMachine(store::Store& store, bool quick_ok,
+                                                       std::string* stale_reason = nullptr);
 
 // The newest probe stored for this CPU (model and core count), or - when there is none, or
 // `force` - a fresh probe, which is stored before it is returned.

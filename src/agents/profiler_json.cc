@@ -246,13 +246,18 @@ json ToJson(const Profile& p) {
             {"achieved_bytes_per_s", r.achieved_bytes_per_s},
             {"bottleneck", r.bottleneck},
             {"reason", r.reason}}},
+          {"bimodal", p.bimodal},
+          {"remeasured", p.remeasured},
           {"environment",
            {{"cpu_model", e.cpu_model},
+            {"isa_level", e.isa_level},
             {"compiler", e.compiler},
             {"flags", e.flags},
             {"threads", e.threads},
             {"maxkernel_version", e.maxkernel_version},
-            {"rates_measured", e.rates_measured}}}};
+            {"rates_measured", e.rates_measured},
+            {"load", ToJson(e.load)},
+            {"omp", e.omp}}}};
 }
 
 Result<Profile> ProfileFromJson(const json& j) {
@@ -293,6 +298,15 @@ Result<Profile> ProfileFromJson(const json& j) {
   MK_ASSIGN_OR_RETURN(e.threads, Get<int>(env, "threads", 1));
   MK_ASSIGN_OR_RETURN(e.maxkernel_version, Get<std::string>(env, "maxkernel_version", ""));
   MK_ASSIGN_OR_RETURN(e.rates_measured, Get<bool>(env, "rates_measured", false));
+  MK_ASSIGN_OR_RETURN(e.isa_level, Get<std::string>(env, "isa_level", ""));
+  MK_ASSIGN_OR_RETURN(e.omp, Get<std::vector<std::string>>(env, "omp", {}));
+  MK_ASSIGN_OR_RETURN(json load, Get<json>(env, "load", json::object()));
+  MK_ASSIGN_OR_RETURN(e.load.load_avg_1m, Get<double>(load, "load_avg_1m", 0.0));
+  MK_ASSIGN_OR_RETURN(e.load.busy_cores, Get<double>(load, "busy_cores", 0.0));
+  MK_ASSIGN_OR_RETURN(e.load.cores, Get<int>(load, "cores", 1));
+  MK_ASSIGN_OR_RETURN(e.load.window_s, Get<double>(load, "window_s", 0.0));
+  MK_ASSIGN_OR_RETURN(p.bimodal, Get<bool>(j, "bimodal", false));
+  MK_ASSIGN_OR_RETURN(p.remeasured, Get<int>(j, "remeasured", 0));
   return p;
 }
 
@@ -301,7 +315,11 @@ json ToJson(const Comparison& c) {
           {"b", ToJson(c.b)},
           {"rounds", c.rounds},
           {"speedup_b_over_a", c.speedup_b_over_a},
-          {"round_ratios", c.round_ratios}};
+          {"round_ratios", c.round_ratios},
+          {"verdict", ToJson(c.verdict)},
+          {"remeasured_rounds", c.remeasured_rounds},
+          {"load_before", ToJson(c.load_before)},
+          {"load_after", ToJson(c.load_after)}};
 }
 
 }  // namespace mk::agents

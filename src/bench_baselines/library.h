@@ -13,6 +13,9 @@ namespace mk::baselines {
 
 struct PreparedGemm {
   std::string error;  // non-empty: the library could not set the GEMM up
+  // With `error`: the library has no kernel for this case on this CPU (oneDNN's bf16 matmul on
+  // a CPU without AVX-512), which the tool reports as skipped (exit 3), not as bad input.
+  bool unsupported = false;
   std::function<void()> call;
   std::string api;  // "dnnl_sgemm", "dnnl matmul primitive", "cblas_sgemm", ...
   std::string version;

@@ -6,6 +6,9 @@
 //       [--out-dtype f32|bf16] [--threads T] [--warmup W] [--min-iterations I] [--min-time S]
 //   maxkernel-baselines info
 //
+// Exit codes: 0 timed and checked; 1 the library failed or gave a wrong result; 2 bad input;
+// 3 the library has no kernel for this case on this CPU (printed as {"lib", "skipped"}).
+//
 // OpenBLAS reads OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE when it is loaded; with them set as some
 // machines set them it runs an older kernel set (Haswell/AVX2 on an AVX-512 CPU). Unless
 // --keep-openblas-env is given, the process therefore re-executes itself without them, so the
@@ -71,6 +74,9 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// The case is valid but the library has no kernel for it on this CPU.
+constexpr int kExitUnsupported = 3;
+
 struct GemmArgs {
   std::string lib;
   GemmProblem problem;
@@ -90,7 +96,10 @@ int RunGemm(const GemmArgs& args) {
                                         : PrepareOpenBlas(p, data, args.threads);
   if (!g.error.empty()) {
     std::cerr << "maxkernel-baselines: " << g.error << "\n";
-    return 2;
+    if (!g.unsupported) return 2;
+    // Not bad input: this library cannot run this case here. Said on stdout too, for bench.
+    std::cout << json{{"lib", args.lib}, {"skipped", g.error}}.dump() << "\n";
+    return kExitUnsupported;
   }
   std::vector<double> times;
   CheckResult check;

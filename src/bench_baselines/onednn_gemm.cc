@@ -47,14 +47,35 @@ struct MatmulState {
   dnnl::memory a, b, c;
 };
 
+// Whether this oneDNN has a bf16 matmul for this CPU: it has none below AVX-512 (2.6 on a
+// Zen 3: "could not create a primitive descriptor iterator"), so ask it for a tiny one.
+std::string Bf16MatmulMissing() {
+  try {
+    using dt = dnnl::memory::data_type;
+    using tag = dnnl::memory::format_tag;
+    dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    dnnl::memory::desc a({2, 2}, dt::bf16, tag::ab), b({2, 2}, dt::bf16, tag::ab),
+        c({2, 2}, dt::f32, tag::ab);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), engine);
+    return "";
+  } catch (const dnnl::error& e) {
+    return std::string("oneDNN has no bf16 matmul on this CPU (") + e.what() + ")";
+  }
+}
+
 }  // namespace
 
 LibraryInfo OneDnnInfo() {
   LibraryInfo info;
   info.name = "onednn";
   info.version = VersionString();
-  info.dtypes = {"f32", "bf16"};
-  info.bf16_outs = {"bf16"};
+  info.dtypes = {"f32"};
+  if (const std::string missing = Bf16MatmulMissing(); missing.empty()) {
+    info.dtypes.push_back("bf16");
+    info.bf16_outs = {"bf16"};
+  } else {
+    info.details["bf16"] = missing;
+  }
   info.details["max_isa"] = IsaName(dnnl_get_effective_cpu_isa());
   return info;
 }
@@ -109,6 +130,7 @@ PreparedGemm PrepareOneDnn(const GemmProblem& p, GemmData& d, int threads) {
     };
   } catch (const dnnl::error& e) {
     g.error = std::string("oneDNN matmul: ") + e.what();
+    g.unsupported = !Bf16MatmulMissing().empty();
   }
   return g;
 }

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "agents/bench.h"
+#include "agents/bench_aa.h"
 #include "agents/bench_gemm.h"
 #include "agents/bench_jaxbench.h"
 #include "agents/engine.h"
@@ -36,6 +37,9 @@ using nlohmann::json;
 
 struct BenchOptions {
   std::string suite;
+  // --aa: one library against itself
+  std::optional<std::string> aa;
+  int trials = 20;
   // gemm
   std::optional<std::string> sizes, shapes, suite_shapes, dtypes, bf16_result, baselines, libs,
       schedule;
@@ -46,7 +50,7 @@ struct BenchOptions {
   std::optional<int> interp_runs;
   // both
   int threads = 2;
-  int rounds = 5;
+  std::optional<int> rounds;
   double min_time = 0.3;
   int warmup = 1;
   int min_iterations = 3;
@@ -167,7 +171,31 @@ Result<std::optional<agents::BenchPeaks>> StoredPeaks(const BenchOptions& o, dou
   return std::optional<agents::BenchPeaks>(peaks);
 }
 
+// `bench --aa TASK`: the timing protocol against itself (agents/bench_aa.h).
+Result<int> RunAa(const BenchOptions& o) {
+  if (!o.suite.empty()) return InvalidArgument("--aa and --suite contradict each other");
+  agents::AaOptions ao;
+  ao.task_dir = *o.aa;
+  ao.trials = o.trials;
+  ao.rounds = o.rounds.value_or(8);
+  ao.protocol.min_seconds = o.min_time;
+  MK_RETURN_IF_ERROR(task::LoadTaskWithModule(ao.task_dir).status());
+  agents::CpuEngine engine;
+  MK_ASSIGN_OR_RETURN(agents::AaResult r,
+                      agents::RunAaBench(ao, engine, [&o](const std::string& line) {
+                        if (!o.json) std::cerr << line << std::endl;
+                      }));
+  if (o.json) {
+    std::cout << agents::ToJson(r).dump(2) << "\n";
+  } else {
+    std::cout << agents::FormatAaTable(r);
+  }
+  return kExitOk;
+}
+
 Result<int> RunBench(const BenchOptions& o) {
+  if (o.aa) return RunAa(o);
+  if (o.suite.empty()) return InvalidArgument("give --suite gemm|jaxbench, or --aa TASK_DIR");
   if (o.suite != "gemm" && o.suite != "jaxbench") {
     return InvalidArgument("--suite: '" + o.suite + "' is not a suite (choose gemm or jaxbench)");
   }
@@ -177,7 +205,7 @@ Result<int> RunBench(const BenchOptions& o) {
                            std::to_string(cpus) + " CPUs (oversubscribed timings compare nothing)");
   }
   agents::BenchProtocol protocol;
-  protocol.rounds = o.rounds;
+  protocol.rounds = o.rounds.value_or(5);
   protocol.min_seconds = o.min_time;
   protocol.warmup = o.warmup;
   protocol.min_iterations = o.min_iterations;
@@ -321,7 +349,7 @@ Result<int> RunBench(const BenchOptions& o) {
     if (o.from_run) command += " --from-run " + std::to_string(*o.from_run);
   }
   if (schedule) command += " --schedule '" + schedule->dump() + "'";
-  command += " --threads " + std::to_string(o.threads) + " --rounds " + std::to_string(o.rounds) +
+  command += " --threads " + std::to_string(o.threads) + " --rounds " + std::to_string(protocol.rounds) +
              " --min-time " + NumText(o.min_time) + " --warmup " + std::to_string(o.warmup) +
              " --min-iterations " + std::to_string(o.min_iterations);
 
@@ -401,7 +429,12 @@ void RegisterBenchCommand(CLI::App& app, CommandResult& result) {
       "bench",
       "Measure our kernels against oneDNN/OpenBLAS (--suite gemm) or XLA:CPU and the interpreter "
       "(--suite jaxbench): checked first, timed interleaved, reported as ratios baseline/ours");
-  cmd->add_option("--suite", o->suite, "gemm or jaxbench")->required();
+  cmd->add_option("--suite", o->suite, "gemm or jaxbench");
+  cmd->add_option("--aa", o->aa,
+                  "A/A check of the timing protocol: time the planner's kernel for TASK_DIR "
+                  "against itself in --trials interleaved comparisons (instead of a --suite)");
+  cmd->add_option("--trials", o->trials, "--aa: comparisons to run (default 20)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--sizes", o->sizes, "gemm: square sizes (default 256,512,1024,2048,4096)");
   cmd->add_option("--dtype", o->dtypes, "gemm: operand types (default f32,bf16)");
   cmd->add_option("--shapes", o->shapes,
@@ -436,7 +469,7 @@ void RegisterBenchCommand(CLI::App& app, CommandResult& result) {
                   "jaxbench: seconds the interpreter may take in all (default 60)");
   cmd->add_option("--interp-runs", o->interp_runs, "jaxbench: interpreter runs, 1-3 (default 1)");
   cmd->add_option("--threads", o->threads, "threads for ours and the libraries (default 2)");
-  cmd->add_option("--rounds", o->rounds, "interleaved rounds (default 5)");
+  cmd->add_option("--rounds", o->rounds, "interleaved rounds (default 5; --aa: 8)");
   cmd->add_option("--min-time", o->min_time,
                   "seconds of timed calls per side and round, at least (default 0.3)");
   cmd->add_option("--warmup", o->warmup, "untimed calls per side and round (default 1)");

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -89,7 +90,7 @@ class OptimizeCliTest : public ::testing::Test {
 
 TEST_F(OptimizeCliTest, ProducesAResultJsonAReportAndAMetricsFile) {
   fs::path report = dir_ / "report.html", metrics = dir_ / "run.prom";
-  auto r = RunMaxkernel({"optimize", task_.string(), "--max-iterations", "3", "--db", db_,
+  auto r = RunMaxkernel({"optimize", "--xla-rounds", "0", task_.string(), "--max-iterations", "3", "--db", db_,
                          "--json", "--report", report.string(), "--metrics-file",
                          metrics.string(), "--min-time", "0.02", "--no-probe"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -115,7 +116,7 @@ TEST_F(OptimizeCliTest, ProducesAResultJsonAReportAndAMetricsFile) {
   EXPECT_FALSE(fs::exists(metrics.string() + ".tmp." + std::to_string(::getpid())));
 
   // The table form names the best candidate and its artifacts.
-  auto t = RunMaxkernel({"optimize", task_.string(), "--max-iterations", "1", "--db", db_, "-q",
+  auto t = RunMaxkernel({"optimize", "--xla-rounds", "0", task_.string(), "--max-iterations", "1", "--db", db_, "-q",
                          "--min-time", "0.02", "--no-probe"});
   ASSERT_EQ(t.exit_code, 0) << t.err;
   EXPECT_NE(t.out.find("best"), std::string::npos) << t.out;
@@ -127,22 +128,22 @@ TEST_F(OptimizeCliTest, BadInputExitsTwoAndNamesTheProblem) {
   EXPECT_EQ(missing.exit_code, 2) << missing.err;
   EXPECT_NE(missing.err.find("nope"), std::string::npos) << missing.err;
 
-  auto metric = RunMaxkernel({"optimize", task_.string(), "--db", db_, "--target-metric", "fast"});
+  auto metric = RunMaxkernel({"optimize", "--xla-rounds", "0", task_.string(), "--db", db_, "--target-metric", "fast"});
   EXPECT_EQ(metric.exit_code, 2);
   EXPECT_NE(metric.err.find("--target-metric"), std::string::npos) << metric.err;
 
   auto no_baseline = RunMaxkernel(
-      {"optimize", task_.string(), "--db", db_, "--target-metric", "speedup>=2", "-q", "--no-probe"});
+      {"optimize", "--xla-rounds", "0", task_.string(), "--db", db_, "--target-metric", "speedup>=2", "-q", "--no-probe"});
   EXPECT_EQ(no_baseline.exit_code, 2);
   EXPECT_NE(no_baseline.err.find("maxkernel baseline"), std::string::npos) << no_baseline.err;
 
-  auto both = RunMaxkernel({"optimize", task_.string(), "--resume", "1", "--db", db_});
+  auto both = RunMaxkernel({"optimize", "--xla-rounds", "0", task_.string(), "--resume", "1", "--db", db_});
   EXPECT_EQ(both.exit_code, 2);
-  auto unknown = RunMaxkernel({"optimize", "--resume", "77", "--db", db_, "-q"});
+  auto unknown = RunMaxkernel({"optimize", "--xla-rounds", "0", "--resume", "77", "--db", db_, "-q"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("77"), std::string::npos) << unknown.err;
 
-  auto target = RunMaxkernel({"optimize", task_.string(), "--target", "tpu-v5e", "--db", db_});
+  auto target = RunMaxkernel({"optimize", "--xla-rounds", "0", task_.string(), "--target", "tpu-v5e", "--db", db_});
   EXPECT_EQ(target.exit_code, 2);
 }
 
@@ -167,7 +168,7 @@ pid_t Spawn(const std::vector<std::string>& args) {
 TEST_F(OptimizeCliTest, ARunKilledWithSigkillResumesWithoutLosingOrRepeatingMeasurements) {
   // A slow profile (0.4 s of timed calls per candidate) leaves time to kill the run between
   // its first stored measurement and its last candidate.
-  pid_t pid = Spawn({"optimize", task_.string(), "--max-iterations", "4", "--db", db_, "-q",
+  pid_t pid = Spawn({"optimize", "--xla-rounds", "0", task_.string(), "--max-iterations", "4", "--db", db_, "-q",
                      "--min-time", "0.4", "--no-probe"});
   ASSERT_GT(pid, 0);
   std::vector<store::MeasurementRecord> before;
@@ -211,7 +212,7 @@ TEST_F(OptimizeCliTest, ARunKilledWithSigkillResumesWithoutLosingOrRepeatingMeas
     ASSERT_GE(m->size(), before.size());
   }
 
-  auto resumed = RunMaxkernel({"optimize", "--resume", std::to_string(run_id), "--db", db_,
+  auto resumed = RunMaxkernel({"optimize", "--xla-rounds", "0", "--resume", std::to_string(run_id), "--db", db_,
                                "--json", "-q", "--min-time", "0.02", "--no-probe"});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   json j = json::parse(resumed.out, nullptr, false);
@@ -253,7 +254,7 @@ TEST_F(OptimizeCliTest, ARunKilledWithSigkillResumesWithoutLosingOrRepeatingMeas
 }
 
 TEST_F(OptimizeCliTest, TwoRunsAtOnceShareOneDatabase) {
-  std::vector<std::string> args = {"optimize", task_.string(), "--max-iterations", "3", "--db",
+  std::vector<std::string> args = {"optimize", "--xla-rounds", "0", task_.string(), "--max-iterations", "3", "--db",
                                    db_, "-q", "--min-time", "0.05", "--no-probe"};
   pid_t a = Spawn(args);
   pid_t b = Spawn(args);
@@ -284,6 +285,40 @@ TEST_F(OptimizeCliTest, TwoRunsAtOnceShareOneDatabase) {
 namespace mk::cli {
 namespace {
 
+bool BridgeAvailable() {
+  return std::system("python3 -c 'import jax, maxkernel_jax' >/dev/null 2>&1") == 0;
+}
+
+// The best against XLA:CPU, interleaved in the run (agents/xla_comparison.h): ratio, interval
+// and verdict in the JSON; XLA's time stored as the module's baseline, which a later run finds.
+TEST_F(OptimizeCliTest, ComparesTheBestWithXlaInTheSameRun) {
+  if (!BridgeAvailable()) GTEST_SKIP() << "the Python bridge (jax, maxkernel_jax) is not installed";
+  const std::string task = std::string(MK_SOURCE_DIR) + "/bench/jaxbench/12p/ci";
+  auto r = RunMaxkernel({"optimize", task, "--max-iterations", "1", "--db", db_, "--json",
+                         "--min-time", "0.02", "--no-probe", "--xla-rounds", "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  const json& x = j["best"]["comparison_with_xla"];
+  ASSERT_TRUE(x.is_object()) << j["best"].dump();
+  ASSERT_TRUE(x.contains("speedup")) << x.dump();
+  EXPECT_EQ(x["rounds"], 5);
+  EXPECT_EQ(x["round_ratios"].size(), 5u);
+  EXPECT_GT(x["xla_median_s"].get<double>(), 0);
+  const std::string verdict = x["verdict"]["verdict"];
+  EXPECT_TRUE(verdict == "faster" || verdict == "slower" || verdict == "inconclusive") << verdict;
+  EXPECT_LE(x["verdict"]["ci95"][0].get<double>(), x["verdict"]["ci95"][1].get<double>());
+  // The next run of the module finds XLA's time in the store, not in task.yaml.
+  auto again = RunMaxkernel({"optimize", task, "--max-iterations", "1", "--db", db_, "--json",
+                             "--min-time", "0.02", "--no-probe", "--xla-rounds", "0"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  json k = json::parse(again.out, nullptr, false);
+  ASSERT_TRUE(k["baseline"].is_object()) << again.out;
+  EXPECT_EQ(k["baseline"]["source"], "store");
+  EXPECT_DOUBLE_EQ(k["baseline"]["median_s"].get<double>(), x["xla_median_s"].get<double>());
+  EXPECT_TRUE(k["best"]["comparison_with_xla"].is_null());
+}
+
 // The main job on five suite workloads of different families (ci scale): each produces a
 // correct kernel, a result JSON, a report and a metrics file.
 class OptimizeSuiteTest : public OptimizeCliTest, public ::testing::WithParamInterface<const char*> {};
@@ -291,7 +326,7 @@ class OptimizeSuiteTest : public OptimizeCliTest, public ::testing::WithParamInt
 TEST_P(OptimizeSuiteTest, ProducesACorrectKernelWithEvidence) {
   std::string task = std::string(MK_SOURCE_DIR) + "/bench/jaxbench/" + GetParam() + "/ci";
   fs::path report = dir_ / "report.html", metrics = dir_ / "run.prom";
-  auto r = RunMaxkernel({"optimize", task, "--max-iterations", "3", "--db", db_, "--json",
+  auto r = RunMaxkernel({"optimize", "--xla-rounds", "0", task, "--max-iterations", "3", "--db", db_, "--json",
                          "--report", report.string(), "--metrics-file", metrics.string(),
                          "--min-time", "0.02", "--no-probe"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -24,6 +24,7 @@
 #include "store/artifact_store.h"
 #include "store/data_dir.h"
 #include "store/sqlite_store.h"
+#include "support/machine_load.h"
 #include "support/metrics.h"
 #include "task/task.h"
 
@@ -53,6 +54,8 @@ struct OptimizeOptions {
   bool probe = false;
   bool no_probe = false;
   int profile_kernels = 6;
+  int xla_rounds = 5;
+  bool no_dedupe = false;
 };
 
 std::atomic<bool> g_stop{false};
@@ -165,21 +168,49 @@ void PrintTable(const json& r) {
               Seconds(best["median_s"].get<double>()).c_str(),
               Seconds(best["p10_s"].get<double>()).c_str(),
               Seconds(best["p90_s"].get<double>()).c_str());
-  if (best["speedup_vs_first"].is_number()) {
-    std::printf("vs first   x%.2f%s\n", best["speedup_vs_first"].get<double>(),
-                best["comparison_with_first"].is_object() ? " (interleaved A/B in this run)" : "");
+  const json& cmp = best["comparison_with_first"];
+  if (cmp.is_object() && cmp.contains("speedup")) {
+    // The challenger against the first, interleaved: ratio, interval, verdict, what was kept.
+    const json& v = cmp["verdict"];
+    std::printf("vs first   candidate %lld x%.2f [%.2f, %.2f] %s over %d interleaved rounds%s; "
+                "kept %s\n",
+                cmp["challenger_seq"].get<long long>(), cmp["speedup"].get<double>(),
+                v["ci95"][0].get<double>(), v["ci95"][1].get<double>(),
+                v.value("verdict", "").c_str(), cmp["rounds"].get<int>(),
+                cmp["load_after"].value("loaded", false) ? " (machine loaded)" : "",
+                cmp.value("kept", "") == "first" ? "the first" : "the challenger");
+    std::printf("           %s\n", v.value("reason", "").c_str());
+  } else if (cmp.is_object()) {
+    std::printf("vs first   %s\n", cmp["verdict"].value("reason", "not compared").c_str());
+  } else if (best["speedup_vs_first"].is_number()) {
+    std::printf("vs first   x%.2f (the first is the best)\n", best["speedup_vs_first"].get<double>());
+  }
+  const json& xla = best["comparison_with_xla"];
+  if (xla.is_object() && xla.contains("speedup")) {
+    const json& v = xla["verdict"];
+    std::printf("vs XLA     x%.2f [%.2f, %.2f] %s (XLA:CPU %s, ours %s; %d interleaved rounds%s)\n",
+                xla["speedup"].get<double>(), v["ci95"][0].get<double>(),
+                v["ci95"][1].get<double>(), v.value("verdict", "").c_str(),
+                Seconds(xla["xla_median_s"].get<double>()).c_str(),
+                Seconds(xla["ours_median_s"].get<double>()).c_str(), xla["rounds"].get<int>(),
+                xla["load_after"].value("loaded", false) ? ", machine loaded" : "");
+  } else if (xla.is_object()) {
+    std::printf("vs XLA     not measured: %s\n", xla.value("error", "").c_str());
   }
   if (best["speedup_vs_baseline"].is_number()) {
-    std::printf("vs XLA     x%.2f (baseline %s, recorded %s)\n",
+    std::printf("recorded   x%.2f vs the task's recorded baseline (%s, recorded %s)\n",
                 best["speedup_vs_baseline"].get<double>(),
                 Seconds(r["baseline"]["median_s"].get<double>()).c_str(),
                 r["baseline"].value("date", "").c_str());
-  } else {
-    std::printf("vs XLA     no baseline recorded (maxkernel baseline %s --xla)\n",
-                task.value("dir", "").c_str());
+  } else if (!xla.is_object()) {
+    std::printf("vs XLA     not measured (--xla-rounds 0, and no baseline recorded)\n");
   }
-  std::printf("roofline   %.1f%% (%s-bound; %s peaks)\n", 100 * best["roofline_fraction"].get<double>(),
-              best.value("bottleneck", "").c_str(), r["target"].value("peaks_source", "").c_str());
+  if (best["roofline_fraction"].is_number()) {
+    std::printf("roofline   %.1f%% (%s-bound; %s peaks)\n", 100 * best["roofline_fraction"].get<double>(),
+                best.value("bottleneck", "").c_str(), r["target"].value("peaks_source", "").c_str());
+  } else {
+    std::printf("roofline   - (%s)\n", best.value("roofline_note", "no peaks").c_str());
+  }
   std::printf("throughput %.2f GFLOP/s, %.2f GB/s\n", best["gflops"].get<double>(),
               best["gbps"].get<double>());
   for (const auto& [role, sha] : best["artifacts"].items()) {
@@ -216,6 +247,9 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
   ao.pipeline.maxkernel_version = MK_VERSION;
   if (o.profile_kernels < 0) return InvalidArgument("--profile-kernels must be 0 or more");
   ao.profile_kernels = o.profile_kernels;
+  if (o.xla_rounds < 0) return InvalidArgument("--xla-rounds must be >= 0");
+  ao.xla_rounds = o.xla_rounds;
+  ao.pipeline.dedupe = !o.no_dedupe;
 
   MK_ASSIGN_OR_RETURN(store::DataDir dir, store::ResolveDataDir(o.db));
   MK_RETURN_IF_ERROR(store::EnsureDataDir(dir));
@@ -235,22 +269,21 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
   Progress progress(o.quiet);
   agents::CpuEngine engine;
   if (o.probe && o.no_probe) return InvalidArgument("--probe and --no-probe contradict each other");
+  std::string stale;
+  MK_ASSIGN_OR_RETURN(auto stored, agents::LoadStoredMachine(*db, /*quick_ok=*/false, &stale));
   if (o.no_probe) {
-    // Stored peaks when there are some; the nominal model otherwise (reported as such).
-    auto stored = db->LatestMachineProbe(
-        engine.target().model.empty() ? "unknown cpu" : engine.target().model, engine.target().cores);
-    if (stored.ok() && *stored) {
-      MK_ASSIGN_OR_RETURN(target::Target t, agents::LoadOrProbe(*db, false));
-      engine.set_target(t);
-    }
+    // Current stored peaks when there are some; the nominal model otherwise (reported as such).
+    if (stored) engine.set_target(stored->target);
   } else {
-    MK_ASSIGN_OR_RETURN(auto stored, db->LatestMachineProbe(
-                                         engine.target().model.empty() ? "unknown cpu" : engine.target().model,
-                                         engine.target().cores));
-    if (!stored || o.probe) progress.Note("probing this CPU's peak FLOP/s and bandwidth (stored for later runs) ...");
-    MK_ASSIGN_OR_RETURN(target::Target probed, agents::LoadOrProbe(*db, o.probe));
+    if (!stored || o.probe) {
+      progress.Note(stale.empty() ? "probing this CPU's peak FLOP/s and bandwidth (stored for later runs) ..."
+                                  : "the stored machine probe is stale (" + stale + "); probing again ...");
+    }
+    MK_ASSIGN_OR_RETURN(target::Target probed, agents::LoadOrProbe(*db, o.probe || !stored));
     engine.set_target(probed);
   }
+  // A kernel above 100% of the roofline means the peaks are wrong: measure them again, once.
+  auto reprobe = [&db]() -> Result<target::Target> { return agents::LoadOrProbe(*db, true); };
 
   MetricsRegistry registry;
   MK_ASSIGN_OR_RETURN(std::unique_ptr<agents::PipelineMetrics> metrics,
@@ -258,6 +291,13 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
   CountingObserver observer(metrics.get());
   agents::AutoCallbacks callbacks;
   callbacks.observer = &observer;
+  callbacks.reprobe = reprobe;
+  callbacks.on_note = [&progress](const std::string& text) { progress.Note(text); };
+  if (const MachineLoad load = SampleMachineLoad(engine.target().cores, 0.2); load.loaded()) {
+    progress.Note("warning: the machine is " + DescribeLoad(load) +
+                  "; timings are noisy, and a verdict needs its interval beyond 10% "
+                  "(docs/PROFILING.md)");
+  }
   callbacks.on_progress = [&](const agents::AutoProgress& p) {
     if (p.outcome) metrics->OnCandidate(p.outcome->status);
     progress.Update(p);
@@ -339,6 +379,12 @@ void RegisterOptimizeCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--profile-kernels", o->profile_kernels,
                   "Time this many kernels of the best candidate alone, for the report's roofline "
                   "chart (default 6; 0 = none)");
+  cmd->add_option("--xla-rounds", o->xla_rounds,
+                  "Time the best against XLA:CPU in this many interleaved rounds at the end, "
+                  "through the Python bridge (default 5; 0 = none)");
+  cmd->add_flag("--no-dedupe", o->no_dedupe,
+                "Time a candidate even when an earlier one built the same library (an A/A check "
+                "of the timing protocol); by default it is recorded as that one's duplicate");
   cmd->add_flag("--json", o->json, "Print the result as JSON (schema in docs/OPTIMIZE.md)");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress output");
   cmd->add_flag("--probe", o->probe, "Measure this CPU's peaks again before the run");

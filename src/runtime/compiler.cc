@@ -9,6 +9,7 @@
 
 #include "support/sha256.h"
 #include "support/subprocess.h"
+#include "target/target.h"
 
 namespace mk::runtime {
 namespace fs = std::filesystem;
@@ -50,6 +51,12 @@ std::string FirstCompilerError(const std::string& log) {
     if (!line.empty()) return line;
   }
   return "(no compiler output)";
+}
+
+std::vector<std::string> DefaultCompileFlags() {
+  std::vector<std::string> flags = target::HostCpu().compile_flags;
+  flags.insert(flags.end(), {"-std=c++20", "-fPIC", "-shared"});
+  return flags;
 }
 
 CompilerDriver::CompilerDriver(CompileOptions options) : options_(std::move(options)) {

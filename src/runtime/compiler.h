@@ -10,9 +10,13 @@
 
 namespace mk::runtime {
 
+// -O3, the host target's -march flags (target::HostCpu(): -march=native, or the explicit
+// architecture of the ISA level MAXKERNEL_CPU_ISA caps it at), -std=c++20 -fPIC -shared.
+std::vector<std::string> DefaultCompileFlags();
+
 struct CompileOptions {
   std::string compiler;                // empty: $CXX, else g++
-  std::vector<std::string> flags = {"-O3", "-march=native", "-std=c++20", "-fPIC", "-shared"};
+  std::vector<std::string> flags = DefaultCompileFlags();
   std::string cache_dir;               // empty: $MAXKERNEL_CACHE or ~/.cache/maxkernel/compile
   double timeout_s = 300;
 };

@@ -29,6 +29,12 @@ constexpr size_t kMaxTimeSamples = 4096;
 
 const char* StatusKey(RunStatus s) { return RunStatusName(s); }
 
+json EnvironmentJson(const std::vector<std::pair<std::string, std::string>>& environment) {
+  json env = json::object();
+  for (const auto& [name, value] : environment) env[name] = value;
+  return env;
+}
+
 RunStatus StatusFromKey(const std::string& k) {
   for (RunStatus s : {RunStatus::kOk, RunStatus::kCrashed, RunStatus::kTimedOut,
                       RunStatus::kOutOfMemory, RunStatus::kLoadFailed}) {
@@ -109,6 +115,12 @@ bool ReceiveMessage(int sock, std::string& text, int* fd_out) {
   std::vector<size_t> outputs = req["outputs"];
   // Read by the kernel's scratch pool when it first allocates.
   if (req.value("poison_scratch", false)) setenv("MK_SCRATCH_POISON", "1", 1);
+  // libgomp reads its OMP_* variables when it is loaded, with the library below.
+  if (req.contains("env") && req["env"].is_object()) {
+    for (const auto& [name, value] : req["env"].items()) {
+      if (value.is_string()) setenv(name.c_str(), value.get<std::string>().c_str(), 0);
+    }
+  }
   void* lib = dlopen(req["so_path"].get<std::string>().c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) finish({{"status", "load-failed"}, {"message", std::string("dlopen: ") + dlerror()}});
   auto abi = reinterpret_cast<AbiVersionFn>(dlsym(lib, kAbiVersionSymbol));
@@ -300,6 +312,7 @@ Result<RunOutcome> SandboxRunner::Run(const RunRequest& request, SharedRegion& r
               {"max_iterations", request.max_iterations},
               {"timeout_s", request.timeout_s},
               {"memory_limit_bytes", request.memory_limit_bytes},
+              {"env", EnvironmentJson(request.environment)},
               {"total_bytes", region.total_bytes()},
               {"offsets", region.offsets()},
               {"sizes", region.sizes()}};

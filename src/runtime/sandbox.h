@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/shared_region.h"
@@ -28,6 +29,9 @@ struct RunRequest {
   int max_iterations = 1000000;
   double timeout_s = 30;               // for the whole request, load included
   size_t memory_limit_bytes = 0;       // address-space limit of the worker; 0 = none
+  // Set in the worker before the library is loaded, where the environment does not already set
+  // them (the user's own OMP_* win): the profiler's OpenMP placement and wait policy.
+  std::vector<std::pair<std::string, std::string>> environment;
 };
 
 enum class RunStatus { kOk, kCrashed, kTimedOut, kOutOfMemory, kLoadFailed, kInternalError };

@@ -113,10 +113,29 @@ CREATE TABLE machine_probes (
 CREATE INDEX machine_probes_by_cpu ON machine_probes(cpu_model, cores, id);
 )sql";
 
+// Reference timings (XLA:CPU) per module, CPU and engine (store.h: BaselineRecord).
+constexpr const char* kBaselinesV4 = R"sql(
+CREATE TABLE baselines (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  module_sha256 TEXT NOT NULL,
+  cpu_model TEXT NOT NULL,
+  engine TEXT NOT NULL,
+  engine_version TEXT NOT NULL,
+  median_s REAL NOT NULL CHECK (median_s > 0),
+  p10_s REAL NOT NULL,
+  p90_s REAL NOT NULL,
+  runs INTEGER NOT NULL,
+  details_json TEXT NOT NULL,
+  measured_at REAL NOT NULL
+);
+CREATE INDEX baselines_by_key ON baselines(module_sha256, cpu_model, engine, id);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "tasks, runs, candidates, builds, measurements, diagnoses, events", kSchemaV1},
     {2, "indexes for listings and resume", kIndexesV2},
     {3, "machine probes (measured peak rates per cpu model)", kMachineProbesV3},
+    {4, "baselines (reference timings per module, cpu and engine)", kBaselinesV4},
 };
 
 Result<int64_t> SingleInt(SqliteDb& db, const std::string& sql) {

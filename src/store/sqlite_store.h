@@ -74,6 +74,12 @@ class SqliteStore final : public Store {
   Result<std::optional<MachineProbeRecord>> LatestMachineProbe(std::string_view cpu_model,
                                                                int64_t cores) override;
 
+  // sqlite_baselines.cc
+  Result<int64_t> AddBaseline(const BaselineRecord& baseline) override;
+  Result<std::optional<BaselineRecord>> LatestBaseline(std::string_view module_sha256,
+                                                       std::string_view cpu_model,
+                                                       std::string_view engine) override;
+
   const std::string& path() const { return db_->path(); }
 
  private:

@@ -11,8 +11,8 @@ namespace {
 // One table per enumeration: the position is the enumerator's value.
 constexpr std::string_view kRunModeNames[] = {"auto", "hitl", "search"};
 constexpr std::string_view kRunStatusNames[] = {"running", "succeeded", "failed", "cancelled"};
-constexpr std::string_view kCandidateStatusNames[] = {"proposed", "built", "build_failed",
-                                                      "test_failed", "correct"};
+constexpr std::string_view kCandidateStatusNames[] = {"proposed",    "built",   "build_failed",
+                                                      "test_failed", "correct", "duplicate"};
 constexpr std::string_view kBuildStatusNames[] = {"ok", "failed", "timeout"};
 
 template <typename Enum, size_t N>

@@ -41,6 +41,7 @@ enum class CandidateStatus {
   kBuildFailed,  // the compiler refused (see builds / diagnoses)
   kTestFailed,   // ran but wrong, crashed or timed out (see diagnoses)
   kCorrect,      // passed the tester: the only status that may become a run's best
+  kDuplicate,    // built the same library (sha256) as an earlier candidate of the run: not run
 };
 enum class BuildStatus { kOk, kFailed, kTimeout };
 
@@ -195,6 +196,22 @@ struct MachineProbeRecord {
   double measured_at = 0;                  // set by the store
 };
 
+// A reference implementation's time for one module on one CPU (XLA:CPU through the bridge):
+// what "vs XLA" divides by when no interleaved comparison ran. Keyed by the module's sha256, the
+// CPU model and the engine; the engine's version (jax) is recorded with it. Appended: the newest
+// for a key is the current one. Baselines live here, never in a task's task.yaml.
+struct BaselineRecord {
+  int64_t id = 0;  // assigned by the store
+  std::string module_sha256;
+  std::string cpu_model;
+  std::string engine = "xla-cpu";
+  std::string engine_version;  // "jax 0.4.38"
+  double median_s = 0, p10_s = 0, p90_s = 0;  // median > 0
+  int64_t runs = 0;
+  std::string details_json = "{}";  // what the engine reported (a JSON object)
+  double measured_at = 0;           // set by the store
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -259,6 +276,19 @@ class Store {
                                                                        int64_t cores) {
     (void)cpu_model, (void)cores;
     return Unimplemented("this store does not keep machine probes");
+  }
+
+  // Baselines (BaselineRecord). Not pure, as for the probes.
+  virtual Result<int64_t> AddBaseline(const BaselineRecord& baseline) {
+    (void)baseline;
+    return Unimplemented("this store does not keep baselines");
+  }
+  // The newest baseline for (module, cpu, engine); nullopt when there is none.
+  virtual Result<std::optional<BaselineRecord>> LatestBaseline(std::string_view module_sha256,
+                                                               std::string_view cpu_model,
+                                                               std::string_view engine) {
+    (void)module_sha256, (void)cpu_model, (void)engine;
+    return Unimplemented("this store does not keep baselines");
   }
 };
 

@@ -5,7 +5,9 @@ namespace mk::target {
 const char* AmxTileRuntimeSource() {
   return R"(static bool mk_amx_permitted() {
   static const bool ok = [] {
-    if (getenv("MAXKERNEL_NO_AMX") != nullptr) return false;
+    // MAXKERNEL_CPU_ISA below amx (isa_level.h) keeps tiles off in a library built for them.
+    const char* isa = getenv("MAXKERNEL_CPU_ISA");
+    if (isa != nullptr && *isa != '\0' && strcmp(isa, "amx") != 0) return false;
     if (syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18) != 0) return false;
     unsigned long granted = 0;
     return syscall(SYS_arch_prctl, 0x1022, &granted) == 0 && ((granted >> 18) & 1) != 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <sstream>
 
 #include "target/amx_runtime.h"
@@ -493,6 +494,8 @@ Result<MachineProbeResult> RunMachineProbe(const Target& host, ProbeKernelRunner
   result.compiler = runner.CompilerIdentity();
   result.quick = options.quick;
   result.stream_bytes = StreamBufferBytes(host, options);
+  result.isa_level = host.isa_level;
+  result.boot_id = CurrentBootId();
 
   MK_ASSIGN_OR_RETURN(ProbeMeasurement f32,
                       MeasureKernel(ProbeKernelKind::kFmaF32, host, runner, options, 0));
@@ -575,7 +578,18 @@ json ToJson(const MachineProbeResult& r) {
             {"notes", r.notes},
             {"quick", r.quick}};
   if (r.peak_flops_bf16.has_value()) j["peak_flops_bf16"] = *r.peak_flops_bf16;
+  j["isa_level"] = r.isa_level;
+  j["boot_id"] = r.boot_id;
+  j["busy_cores_before"] = r.busy_cores_before ? json(*r.busy_cores_before) : json(nullptr);
+  j["busy_cores_after"] = r.busy_cores_after ? json(*r.busy_cores_after) : json(nullptr);
   return j;
+}
+
+std::string CurrentBootId() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
 }
 
 Result<MachineProbeResult> MachineProbeResultFromJson(const json& j) {
@@ -608,6 +622,12 @@ Result<MachineProbeResult> MachineProbeResultFromJson(const json& j) {
     }
     if (j.contains("notes")) r.notes = j.at("notes").get<std::vector<std::string>>();
     r.quick = j.value("quick", false);
+    r.isa_level = j.value("isa_level", std::string());
+    r.boot_id = j.value("boot_id", std::string());
+    for (auto [key, field] : {std::pair{"busy_cores_before", &r.busy_cores_before},
+                              std::pair{"busy_cores_after", &r.busy_cores_after}}) {
+      if (j.contains(key) && j[key].is_number()) *field = j[key].get<double>();
+    }
     return r;
   } catch (const json::exception& e) {
     return InvalidArgument(std::string("bad machine probe JSON: ") + e.what());

@@ -109,7 +109,18 @@ struct MachineProbeResult {
   std::vector<ProbeMeasurement> measurements;
   std::vector<std::string> notes;  // "bf16: absent (no avx512_bf16)", ...
   bool quick = false;  // measured with ProbeOptions::Quick(): its numbers mean little
+  // What makes a stored probe stale (agents/profiler.h: LoadStoredMachine): the ISA level the
+  // kernels were built for, the boot it ran in (/proc/sys/kernel/random/boot_id: a VM may move
+  // to other hardware across a reboot), and the other work on the machine around it (cores
+  // busy with other work just before and just after; support/machine_load.h). Empty / absent
+  // in probes stored before these were recorded.
+  std::string isa_level;
+  std::string boot_id;
+  std::optional<double> busy_cores_before, busy_cores_after;
 };
+
+// This boot's id (/proc/sys/kernel/random/boot_id), or "" where it cannot be read.
+std::string CurrentBootId();
 
 nlohmann::json ToJson(const MachineProbeResult& result);
 Result<MachineProbeResult> MachineProbeResultFromJson(const nlohmann::json& j);

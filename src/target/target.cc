@@ -1,5 +1,7 @@
 #include "target/target.h"
 
+#include "target/isa_level.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,6 +91,13 @@ Target HostCpu() {
                         "avx512_bf16", "avx512_fp16", "f16c", "amx_tile", "amx_bf16"}) {
     if (std::find(all.begin(), all.end(), f) != all.end()) t.isa.push_back(f);
   }
+  const IsaLevel host_level = LevelOfFeatures(t.isa);
+  IsaLevel level = host_level;
+  if (Result<std::optional<IsaLevel>> requested = RequestedIsaLevel(); requested.ok() && *requested) {
+    level = std::min(**requested, host_level);
+  }
+  t.isa = FeaturesAtLevel(t.isa, level);
+  t.isa_level = IsaLevelName(level);
   t.cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
   t.vector_bytes = t.Has("avx512f") ? 64 : t.Has("avx2") ? 32 : 16;
   t.vector_registers = t.Has("avx512f") ? 32 : 16;
@@ -107,7 +116,8 @@ Target HostCpu() {
   t.peak_flops_f32 = t.cores * ghz * 1e9 * 2 /*pipes*/ * lanes_f32 * 2 /*fma*/;
   t.peak_flops_bf16 = t.Has("avx512_bf16") ? 2 * t.peak_flops_f32 : t.peak_flops_f32;
   t.bandwidth_bytes_per_s = 20e9 * t.cores;
-  t.compile_flags = {"-O3", "-march=native"};
+  t.compile_flags = {"-O3"};
+  for (std::string& f : MarchFlags(level, host_level)) t.compile_flags.push_back(std::move(f));
   return t;
 }
 

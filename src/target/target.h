@@ -26,13 +26,18 @@ struct Target {
   // machine probe (issue: profiler) or from a nominal model (clock x lanes x FMA units).
   double peak_flops_f32 = 0, peak_flops_bf16 = 0, bandwidth_bytes_per_s = 0;
   bool rates_measured = false;
-  std::vector<std::string> compile_flags;  // cpu: -march=native or an explicit -m list
+  // cpu: the ISA level code is built for (isa_level.h: "avx2", "avx512", "avx512bf16", "amx"),
+  // the host's own unless MAXKERNEL_CPU_ISA lowers it, and the flags that build for it
+  // (-march=native at the host's level, else an explicit -march).
+  std::string isa_level;
+  std::vector<std::string> compile_flags;
 
   bool Has(const std::string& feature) const;
 };
 
 // The machine this process runs on (reads /proc/cpuinfo, the kernel's cache folders and
-// sysconf).
+// sysconf), at the ISA level MAXKERNEL_CPU_ISA asks for, capped at what the host runs (a value
+// the variable does not take is ignored here; the CLI refuses it at start-up).
 Target HostCpu();
 
 // The bytes of the level-`level` data (L1) or unified (L2, L3) cache that a CPU's sysfs cache

@@ -591,12 +591,24 @@ std::optional<std::pair<int64_t, int64_t>> RegisterTileWithNrMultiple(
     const target::Target& target, int64_t nr, int64_t multiple, int64_t m) {
   if (multiple <= 0) return std::nullopt;
   const int64_t lanes = F32Lanes(target), regs = VectorRegisters(target);
-  for (int64_t v : GemmNrValues(target)) {
-    if (v < nr || v % multiple != 0) continue;
-    // InitialGemmParams' register budget: MR×NV accumulators, NV vectors of B, one of A.
+  // InitialGemmParams' register budget: MR×NV accumulators, NV vectors of B, one of A.
+  auto tile = [&](int64_t v) -> std::optional<std::pair<int64_t, int64_t>> {
     const int64_t nv = v / lanes;
     const int64_t mr = std::min<int64_t>({16, (regs - nv - 1) / nv, std::max<int64_t>(1, m)});
-    if (mr >= 1) return std::make_pair(mr, v);
+    if (mr < 1) return std::nullopt;
+    return std::make_pair(mr, v);
+  };
+  const std::vector<int64_t> values = GemmNrValues(target);
+  // The narrowest multiple at least as wide as `nr` that fits the registers ...
+  for (int64_t v : values) {
+    if (v < nr || v % multiple != 0) continue;
+    if (auto t = tile(v)) return t;
+  }
+  // ... else the widest narrower one: with 16 registers (AVX2) a 40-column tile has no wider
+  // multiple of 32 that fits, but 32 columns do.
+  for (auto it = values.rbegin(); it != values.rend(); ++it) {
+    if (*it >= nr || *it % multiple != 0) continue;
+    if (auto t = tile(*it)) return t;
   }
   return std::nullopt;
 }

@@ -213,8 +213,9 @@ std::vector<int64_t> GemmMrValues();
 std::vector<int64_t> GemmNrValues(const target::Target& target);
 
 // The register tile whose NR is the narrowest legal multiple of `multiple` at least `nr` wide
-// (a GEMM whose tiles must hold whole groups of `multiple` columns, gemm_segment.h), with the
-// most rows its accumulators leave registers for (at most `m`); nullopt when none is legal.
+// (a GEMM whose tiles must hold whole groups of `multiple` columns, gemm_segment.h), else the
+// widest legal one narrower than `nr`, with the most rows its accumulators leave registers for
+// (at most `m`); nullopt when none is legal.
 std::optional<std::pair<int64_t, int64_t>> RegisterTileWithNrMultiple(
     const target::Target& target, int64_t nr, int64_t multiple, int64_t m);
 

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "codegen/cpu/cpu_emitter.h"
+#include "codegen/cpu/gemm_params.h"
 #include "codegen/cpu/test_harness.h"
 #include "hlo/parser.h"
 #include "interp/interpreter.h"
@@ -116,6 +117,25 @@ TEST_F(GemmSegmentTest, PlannedIntoBothGemmKernels) {
     // Tiles of whole groups from the start.
     EXPECT_EQ(initial.Get("nr", 0) % 32, 0);
   }
+}
+
+// Tiles of whole groups on either register file: with AVX2's 16 registers no multiple of 32
+// at least 40 columns wide fits, so the widest narrower one (32) does; AVX-512 keeps the rule
+// of the narrowest multiple at least as wide.
+TEST(RegisterTileWithNrMultipleTest, FitsTheRegisterFileOfEachIsa) {
+  target::Target avx2;
+  avx2.isa = {"avx2", "fma"};
+  avx2.vector_bytes = 32;
+  avx2.vector_registers = 16;
+  EXPECT_EQ(RegisterTileWithNrMultiple(avx2, 40, 32, 37), std::make_pair(int64_t{2}, int64_t{32}));
+  EXPECT_EQ(RegisterTileWithNrMultiple(avx2, 16, 32, 37), std::make_pair(int64_t{2}, int64_t{32}));
+  EXPECT_EQ(RegisterTileWithNrMultiple(avx2, 16, 128, 37), std::nullopt);
+  target::Target avx512;
+  avx512.isa = {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq"};
+  avx512.vector_bytes = 64;
+  avx512.vector_registers = 32;
+  EXPECT_EQ(RegisterTileWithNrMultiple(avx512, 48, 32, 37), std::make_pair(int64_t{6}, int64_t{64}));
+  EXPECT_EQ(RegisterTileWithNrMultiple(avx512, 16, 32, 37), std::make_pair(int64_t{14}, int64_t{32}));
 }
 
 TEST_F(GemmSegmentTest, AgreesWithTheInterpreterAndTheStoredGemm) {
