@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -296,6 +297,50 @@ TEST_F(EngineCliTest, CheckBadInput) {
   EXPECT_EQ(Run({"check", Path("add.hlo"), "--target", "cuda-sm90"}).exit_code, 2);
   EXPECT_EQ(Run({"check", Path("add.hlo"), "--seeds", "0"}).exit_code, 2);
   EXPECT_EQ(Run({"check", Path("add.hlo"), "--source", Path("none.cc")}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace mk::cli
+
+namespace mk::cli {
+namespace {
+
+// A module that is instant for a kernel and slow for the reference interpreter: one 4096^3 dot
+// (tens of seconds interpreted). With a trivial --source kernel, only the oracle is slow.
+const char* kSlowOracleHlo = R"(HloModule slow_oracle
+
+ENTRY main {
+  a = f32[4096,4096] parameter(0)
+  b = f32[4096,4096] parameter(1)
+  ROOT d = f32[4096,4096] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+
+const char* kTrivialKernel = R"(extern "C" int mk_abi_version() { return 1; }
+extern "C" void mk_kernel(void** buffers) { (void)buffers; }
+)";
+
+TEST_F(EngineCliTest, CheckTimeoutBoundsTheReferenceInterpreter) {
+  std::ofstream(Path("slow.hlo")) << kSlowOracleHlo;
+  std::ofstream(Path("trivial.cc")) << kTrivialKernel;
+  auto start = std::chrono::steady_clock::now();
+  Ran r = Run({"check", Path("slow.hlo"), "--source", Path("trivial.cc"), "--seeds", "1",
+               "--timeout", "2"});
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("reference interpreter ran out of time (limit 2 s)"), std::string::npos)
+      << r.err;
+  EXPECT_LT(seconds, 15) << "the oracle ignored --timeout";
+}
+
+TEST_F(EngineCliTest, AnUnusableCompileCacheIsOneEnvironmentError) {
+  std::ofstream(Path("file")) << "not a directory";
+  Ran r = Spawn({"/usr/bin/env", "MAXKERNEL_CACHE=" + Path("file") + "/cache", MK_BINARY, "check",
+                 Path("add.hlo")});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("compile cache"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("build-failed"), std::string::npos) << r.out;
 }
 
 }  // namespace
