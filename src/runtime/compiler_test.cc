@@ -170,7 +170,9 @@ TEST_F(CompilerCacheTest, WithoutHomeTheCacheIsNeverShared) {
   if (!saved_home.empty()) setenv("HOME", saved_home.c_str(), 1);
   if (!saved_cache.empty()) setenv("MAXKERNEL_CACHE", saved_cache.c_str(), 1);
   EXPECT_NE(dir, "/tmp/.cache/maxkernel/compile");
-  if (dir.rfind("/tmp", 0) == 0) EXPECT_EQ(dir, "/tmp/maxkernel-" + std::to_string(::geteuid()));
+  if (dir.rfind("/tmp", 0) == 0) {
+    EXPECT_EQ(dir, "/tmp/maxkernel-" + std::to_string(::geteuid()));
+  }
 }
 
 TEST_F(CompilerCacheTest, StaleTempFilesOfDeadProcessesAreRemoved) {
