@@ -173,7 +173,7 @@ TEST(MigrationsTest, NewerDatabaseIsRefusedAndLeftUntouched) {
   ASSERT_NE(db, nullptr);
   auto outcome = Migrate(*db, BuiltinMigrations());
   ASSERT_FALSE(outcome.ok());
-  EXPECT_EQ(QueryInt(*db, "SELECT max(version) FROM schema_version"), 4);
+  EXPECT_EQ(QueryInt(*db, "SELECT max(version) FROM schema_version"), 5);
 }
 
 TEST(MigrationsTest, ForeignFilesAreRefused) {
