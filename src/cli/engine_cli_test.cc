@@ -334,6 +334,36 @@ TEST_F(EngineCliTest, CheckTimeoutBoundsTheReferenceInterpreter) {
   EXPECT_LT(seconds, 15) << "the oracle ignored --timeout";
 }
 
+// `levels` computations, each calling the next with `op` (call or map): nesting the parser
+// accepts and the interpreter and code generators would recurse through.
+std::string DeeplyNested(int levels, const std::string& op) {
+  std::string text = "HloModule deep\n\nc0 {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p)\n}\n";
+  auto call = [&](int callee) {
+    return op == "map" ? "f32[] map(p), dimensions={}, to_apply=c" + std::to_string(callee)
+                       : "f32[] call(p), to_apply=c" + std::to_string(callee);
+  };
+  for (int i = 1; i < levels; ++i) {
+    text += "\nc" + std::to_string(i) + " {\n  p = f32[] parameter(0)\n  ROOT r = " +
+            call(i - 1) + "\n}\n";
+  }
+  text += "\nENTRY main {\n  p = f32[] parameter(0)\n  ROOT r = " + call(levels - 1) + "\n}\n";
+  return text;
+}
+
+TEST_F(EngineCliTest, DeepNestingIsABadInputNotACrash) {
+  float one = 1;
+  WriteNpy(Path("one.npy"), npy::NpyType::kF4, {}, &one, sizeof one);
+  std::ofstream(Path("calls.hlo")) << DeeplyNested(5000, "call");
+  std::ofstream(Path("maps.hlo")) << DeeplyNested(2000, "map");
+  Ran eval = Run({"eval", Path("calls.hlo"), "--input", Path("one.npy"), "--out", Path("o")});
+  EXPECT_EQ(eval.exit_code, 2) << eval.err;
+  EXPECT_NE(eval.err.find("calls.hlo:"), std::string::npos) << eval.err;  // file:line:col
+  EXPECT_NE(eval.err.find("deep"), std::string::npos) << eval.err;
+  Ran compile = Run({"compile", Path("maps.hlo"), "-o", Path("lib")});
+  EXPECT_EQ(compile.exit_code, 2) << compile.err;
+  EXPECT_NE(compile.err.find("maps.hlo:"), std::string::npos) << compile.err;
+}
+
 TEST_F(EngineCliTest, AnUnusableCompileCacheIsOneEnvironmentError) {
   std::ofstream(Path("file")) << "not a directory";
   Ran r = Spawn({"/usr/bin/env", "MAXKERNEL_CACHE=" + Path("file") + "/cache", MK_BINARY, "check",
