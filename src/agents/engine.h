@@ -23,7 +23,8 @@
 namespace mk::agents {
 
 struct EngineOptions {
-  // Compile cache; empty: $MAXKERNEL_CACHE, else ~/.cache/maxkernel/compile (CompilerDriver).
+  // Compile cache; empty: runtime::DefaultCompileCacheDir() ($MAXKERNEL_CACHE, else
+  // ~/.cache/maxkernel/compile, never a shared directory).
   std::string cache_dir;
   analysis::FusionOptions fusion;
   double compile_timeout_s = 300;
