@@ -23,8 +23,7 @@
 namespace mk::agents {
 
 struct EngineOptions {
-  // Compile cache; empty: runtime::DefaultCompileCacheDir() ($MAXKERNEL_CACHE, else
-  // ~/.cache/maxkernel/compile, never a shared directory).
+  // Compile cache; empty: $MAXKERNEL_CACHE, else ~/.cache/maxkernel/compile (CompilerDriver).
   std::string cache_dir;
   analysis::FusionOptions fusion;
   double compile_timeout_s = 300;
