@@ -15,6 +15,7 @@
 #include "agents/xla_comparison.h"
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
+#include "store/lease.h"
 
 namespace mk::agents {
 
@@ -194,6 +195,18 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
 
   // ---- the run: new, or the one to resume ------------------------------------------------
   std::string stored_module_sha;
+  // The run's owner: one process at a time works on a run (sec, hole 5; docs/STORE.md "Leases").
+  std::unique_ptr<store::LeaseKeeper> lease;
+  auto take_lease = [&]() -> Status {
+    Result<std::unique_ptr<store::LeaseKeeper>> taken =
+        store::LeaseKeeper::Acquire(db, store::RunLeaseResource(run_id), store::LeaseHolderId());
+    if (!taken.ok()) {
+      return taken.status().WithContext("run " + std::to_string(run_id) +
+                                        " is being worked on by another process");
+    }
+    lease = std::move(*taken);
+    return Status::Ok();
+  };
   if (request.resume_run) {
     run_id = *request.resume_run;
     Result<store::RunRecord> run = db.GetRun(run_id);
@@ -233,6 +246,7 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
       return InvalidArgument("the module of " + task_dir + " changed since run " +
                              std::to_string(run_id) + " started; start a new run");
     }
+    MK_RETURN_IF_ERROR(take_lease());
     MK_RETURN_IF_ERROR(db.ResumeRun(run_id));
     (void)db.AddEvent(run_id, "run.resumed", json{{"pid", static_cast<int64_t>(::getpid())}}.dump());
   } else {
@@ -256,6 +270,7 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
     config["module_artifact"] = module_sha;
     nr.config_json = config.dump();
     MK_ASSIGN_OR_RETURN(run_id, db.CreateRun(nr));
+    MK_RETURN_IF_ERROR(take_lease());
     (void)db.AddEvent(run_id, "run.started", config.dump());
   }
   const task::Task& task = loaded.task;
@@ -279,6 +294,13 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
     return plan.status();
   }
   PipelineContext ctx{&db, &artifacts, &engine, callbacks.observer};
+  // The oracle runs in this process: it honours the time budget and the stop flag (sec, hole 3).
+  options.pipeline.cancel = request.stop;
+  if (options.time_budget_s > 0) {
+    options.pipeline.deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                            std::chrono::duration<double>(options.time_budget_s));
+  }
+  options.pipeline.reference_cache_dir = engine.compiler().options().cache_dir + "/oracle";
   Pipeline pipeline(ctx, task, *loaded.module, *plan, options.pipeline);
 
   std::vector<double> weights;
@@ -364,6 +386,7 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
   };
   while (true) {
     if (request.stop && request.stop->load()) { stop_reason = "interrupted"; break; }
+    if (lease->lost()) return Internal("run " + std::to_string(run_id) + ": lost its lease to another process; stopped without writing more");
     if (metric_met()) { stop_reason = "target_metric_met"; break; }
     if (unfinished.empty() && evaluated >= options.max_iterations) { stop_reason = "max_iterations"; break; }
     if (unfinished.empty() && next_seq >= max_proposals) { stop_reason = "space_exhausted"; break; }
@@ -386,7 +409,19 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
       seq = next_seq++;
       candidate = *next;
     }
-    MK_ASSIGN_OR_RETURN(CandidateOutcome outcome, pipeline.Evaluate(run_id, seq, candidate));
+    Result<CandidateOutcome> evaluation = pipeline.Evaluate(run_id, seq, candidate);
+    if (!evaluation.ok() && evaluation.status().code() == ErrorCode::kEnvironment) {
+      // Not the candidate's fault (e.g. an unwritable compile cache): stop, resumable.
+      (void)db.AddEvent(run_id, "run.environment_error",
+                        json{{"error", evaluation.status().message()}}.dump());
+      (void)db.FinishRun(run_id, store::RunStatus::kCancelled);
+    }
+    if (!evaluation.ok() && evaluation.status().code() == ErrorCode::kCancelled) {
+      // The oracle stopped: an interrupt or the time budget, never the candidate's fault.
+      stop_reason = request.stop && request.stop->load() ? "interrupted" : "time_budget";
+      break;
+    }
+    MK_ASSIGN_OR_RETURN(CandidateOutcome outcome, std::move(evaluation));
     std::optional<double> t;
     if (outcome.correct()) t = outcome.profile->timing.median_s;
     if (outcome.status == "duplicate") {

@@ -164,6 +164,9 @@ Result<CandidateOutcome> Pipeline::Evaluate(int64_t run_id, int64_t seq,
   Result<runtime::CompiledLibrary> lib = ctx_.engine->Build(impl);
   double compile_s = SecondsSince(build_start);
   if (ctx_.observer) ctx_.observer->OnAgent("build", lib.ok() ? "ok" : "failed", compile_s);
+  // An unusable compile cache is the machine's fault, not the candidate's: stop the run with one
+  // environment error instead of recording every candidate as build_failed.
+  if (!lib.ok() && lib.status().code() == ErrorCode::kEnvironment) return lib.status();
   store::NewBuild nb;
   nb.candidate_id = out.candidate_id;
   nb.compile_seconds = lib.ok() && lib->cache_hit ? lib->compile_seconds : compile_s;
@@ -221,6 +224,9 @@ Result<CandidateOutcome> Pipeline::Evaluate(int64_t run_id, int64_t seq,
   for (int i = 0; i < options_.test_seeds; ++i) tr.seeds.push_back(task_.seed + 1 + static_cast<uint64_t>(i));
   tr.timeout_s = options_.run_timeout_s;
   tr.reference_cache = references_;
+  tr.deadline = options_.deadline;
+  tr.cancel = options_.cancel;
+  tr.reference_cache_dir = options_.reference_cache_dir;
   auto test_start = Clock::now();
   Result<TestReport> report = RunTester(tr, *ctx_.engine);
   if (ctx_.observer) {

@@ -49,6 +49,10 @@ struct PipelineOptions {
   std::string repro_dir;        // where the debugger writes repro artifacts (empty: none)
   std::string binary = "maxkernel";  // reproduce_cmd's first word
   std::string maxkernel_version;
+  // Limits on the oracle (it runs in this process): the run's time budget and its stop flag.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  const std::atomic<bool>* cancel = nullptr;
+  std::string reference_cache_dir;  // the oracle's disk cache (empty: none)
 };
 
 // Everything the pipeline works with; owned by the caller, outliving the pipeline.

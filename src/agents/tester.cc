@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "agents/tester_reference_cache.h"
 #include "hlo/parser.h"
 #include "hlo/verifier.h"
 #include "interp/interpreter.h"
@@ -56,6 +57,47 @@ std::vector<hlo::Literal> Leaves(hlo::Literal root) {
     out.push_back(std::move(root));
   }
   return out;
+}
+
+std::vector<hlo::Shape> LeafShapes(const hlo::Shape& root) {
+  if (root.is_tuple()) return root.tuple_shapes();
+  return {root};
+}
+
+// The oracle's outputs for one seed: from the disk cache when a verified entry exists, else from
+// the interpreter under the request's time limits (and then stored).
+Result<std::vector<hlo::Literal>> Reference(const TestRequest& request, const hlo::Module& module,
+                                            const std::vector<hlo::Literal>& args, uint64_t seed) {
+  interp::InterpreterOptions iopts;
+  ReferenceDiskCache disk(request.reference_cache_dir);
+  std::string key = ReferenceDiskCache::Key(module, args, iopts.high_precision);
+  std::vector<hlo::Shape> leaf_shapes = LeafShapes(module.entry()->root()->shape);
+  if (auto cached = disk.Load(key, leaf_shapes)) return std::move(*cached);
+  auto now = std::chrono::steady_clock::now();
+  std::string limit;
+  if (request.oracle_timeout_s > 0) {
+    iopts.deadline = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                               std::chrono::duration<double>(request.oracle_timeout_s));
+    std::ostringstream text;
+    text << " (limit " << request.oracle_timeout_s << " s)";
+    limit = text.str();
+  }
+  if (request.deadline && (!iopts.deadline || *request.deadline < *iopts.deadline)) {
+    iopts.deadline = request.deadline;
+    limit = " (the time budget ran out)";
+  }
+  iopts.cancel = request.cancel;
+  Result<hlo::Literal> expected = interp::Evaluate(module, args, iopts);
+  if (!expected.ok()) {
+    Status s = expected.status();
+    if (s.code() == ErrorCode::kCancelled && !(request.cancel && request.cancel->load())) {
+      s = Cancelled(s.message() + limit);
+    }
+    return s.WithContext("evaluating the reference for seed " + std::to_string(seed));
+  }
+  std::vector<hlo::Literal> leaves = Leaves(std::move(*expected));
+  (void)disk.Store(key, leaves);  // a cache that cannot be written only costs a recomputation
+  return leaves;
 }
 
 // The task and module a request names (exactly one of task_dir / module_path).
@@ -217,6 +259,8 @@ Result<TestReport> RunTester(const TestRequest& request, CpuEngine& engine) {
   const hlo::Module& module = *subject.module;
   report.implementation_hash = impl.hash;
   Result<runtime::CompiledLibrary> lib = engine.Build(impl);
+  // An unusable compile cache says nothing about the implementation: an error, not a verdict.
+  if (!lib.ok() && lib.status().code() == ErrorCode::kEnvironment) return lib.status();
   if (!lib.ok()) {
     report.status = "build-failed";
     report.message = lib.status().ToString();
@@ -260,13 +304,7 @@ Result<TestReport> RunTester(const TestRequest& request, CpuEngine& engine) {
     if (request.reference_cache && cached != request.reference_cache->end()) {
       want = cached->second;
     } else {
-      interp::InterpreterOptions iopts;
-      Result<hlo::Literal> expected = interp::Evaluate(module, args, iopts);
-      if (!expected.ok()) {
-        return expected.status().WithContext("evaluating the reference for seed " +
-                                             std::to_string(seed));
-      }
-      want = Leaves(std::move(*expected));
+      MK_ASSIGN_OR_RETURN(want, Reference(request, module, args, seed));
       if (request.reference_cache) (*request.reference_cache)[seed] = want;
     }
     if (want.size() != ran.outputs.size()) {

@@ -7,6 +7,8 @@
 // in another process and its result can be stored.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -42,6 +44,15 @@ struct TestRequest {
   // seed once instead of once per candidate. Must only be shared between requests that name
   // the same task or module.
   std::shared_ptr<std::map<uint64_t, std::vector<hlo::Literal>>> reference_cache;
+  // In-process only: limits on the oracle (the reference interpreter), which runs in this
+  // process. Each interpretation stops after `oracle_timeout_s` (0: no per-seed limit), at
+  // `deadline`, or once `*cancel` is true; RunTester then fails with ErrorCode::kCancelled.
+  double oracle_timeout_s = 0;
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  const std::atomic<bool>* cancel = nullptr;
+  // In-process only: directory of the on-disk cache of the oracle's outputs
+  // (tester_reference_cache.h); empty: none.
+  std::string reference_cache_dir;
 };
 
 // The comparison of one output for one seed.

@@ -32,6 +32,8 @@ Status WriteAll(int fd, const std::string& contents, const std::string& path) {
 
 int ExitCodeFor(const Status& status) {
   if (status.ok()) return kExitOk;
+  if (status.code() == ErrorCode::kEnvironment) return kExitEnvironment;
+  if (status.code() == ErrorCode::kCancelled) return kExitFailed;  // a timeout, not bad input
   return status.code() == ErrorCode::kInternal ? kExitFailed : kExitBadInput;
 }
 

@@ -13,7 +13,8 @@
 namespace mk::cli {
 
 // kExitBadInput for errors caused by the input (invalid argument, not found, I/O, unsupported),
-// kExitFailed for internal errors (bugs in maxkernel).
+// kExitFailed for internal errors (bugs in maxkernel) and for work stopped by a timeout
+// (kCancelled), kExitEnvironment for an environment that cannot do the work (kEnvironment).
 int ExitCodeFor(const Status& status);
 
 // Prints `status` as one line on stderr ("file:line:col: error: ...") and returns its exit code.

@@ -11,6 +11,8 @@ namespace mk::cli {
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitBadInput = 2;
+// The environment cannot do the work (e.g. the compile cache is not writable or not private).
+constexpr int kExitEnvironment = 3;
 
 struct CommandResult {
   int exit_code = kExitOk;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -296,6 +297,80 @@ TEST_F(EngineCliTest, CheckBadInput) {
   EXPECT_EQ(Run({"check", Path("add.hlo"), "--target", "cuda-sm90"}).exit_code, 2);
   EXPECT_EQ(Run({"check", Path("add.hlo"), "--seeds", "0"}).exit_code, 2);
   EXPECT_EQ(Run({"check", Path("add.hlo"), "--source", Path("none.cc")}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace mk::cli
+
+namespace mk::cli {
+namespace {
+
+// A module that is instant for a kernel and slow for the reference interpreter: one 4096^3 dot
+// (tens of seconds interpreted). With a trivial --source kernel, only the oracle is slow.
+const char* kSlowOracleHlo = R"(HloModule slow_oracle
+
+ENTRY main {
+  a = f32[4096,4096] parameter(0)
+  b = f32[4096,4096] parameter(1)
+  ROOT d = f32[4096,4096] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+
+const char* kTrivialKernel = R"(extern "C" int mk_abi_version() { return 1; }
+extern "C" void mk_kernel(void** buffers) { (void)buffers; }
+)";
+
+TEST_F(EngineCliTest, CheckTimeoutBoundsTheReferenceInterpreter) {
+  std::ofstream(Path("slow.hlo")) << kSlowOracleHlo;
+  std::ofstream(Path("trivial.cc")) << kTrivialKernel;
+  auto start = std::chrono::steady_clock::now();
+  Ran r = Run({"check", Path("slow.hlo"), "--source", Path("trivial.cc"), "--seeds", "1",
+               "--timeout", "2"});
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("reference interpreter ran out of time (limit 2 s)"), std::string::npos)
+      << r.err;
+  EXPECT_LT(seconds, 15) << "the oracle ignored --timeout";
+}
+
+// `levels` computations, each calling the next with `op` (call or map): nesting the parser
+// accepts and the interpreter and code generators would recurse through.
+std::string DeeplyNested(int levels, const std::string& op) {
+  std::string text = "HloModule deep\n\nc0 {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p)\n}\n";
+  auto call = [&](int callee) {
+    return op == "map" ? "f32[] map(p), dimensions={}, to_apply=c" + std::to_string(callee)
+                       : "f32[] call(p), to_apply=c" + std::to_string(callee);
+  };
+  for (int i = 1; i < levels; ++i) {
+    text += "\nc" + std::to_string(i) + " {\n  p = f32[] parameter(0)\n  ROOT r = " +
+            call(i - 1) + "\n}\n";
+  }
+  text += "\nENTRY main {\n  p = f32[] parameter(0)\n  ROOT r = " + call(levels - 1) + "\n}\n";
+  return text;
+}
+
+TEST_F(EngineCliTest, DeepNestingIsABadInputNotACrash) {
+  float one = 1;
+  WriteNpy(Path("one.npy"), npy::NpyType::kF4, {}, &one, sizeof one);
+  std::ofstream(Path("calls.hlo")) << DeeplyNested(5000, "call");
+  std::ofstream(Path("maps.hlo")) << DeeplyNested(2000, "map");
+  Ran eval = Run({"eval", Path("calls.hlo"), "--input", Path("one.npy"), "--out", Path("o")});
+  EXPECT_EQ(eval.exit_code, 2) << eval.err;
+  EXPECT_NE(eval.err.find("calls.hlo:"), std::string::npos) << eval.err;  // file:line:col
+  EXPECT_NE(eval.err.find("deep"), std::string::npos) << eval.err;
+  Ran compile = Run({"compile", Path("maps.hlo"), "-o", Path("lib")});
+  EXPECT_EQ(compile.exit_code, 2) << compile.err;
+  EXPECT_NE(compile.err.find("maps.hlo:"), std::string::npos) << compile.err;
+}
+
+TEST_F(EngineCliTest, AnUnusableCompileCacheIsOneEnvironmentError) {
+  std::ofstream(Path("file")) << "not a directory";
+  Ran r = Spawn({"/usr/bin/env", "MAXKERNEL_CACHE=" + Path("file") + "/cache", MK_BINARY, "check",
+                 Path("add.hlo")});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("compile cache"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("build-failed"), std::string::npos) << r.out;
 }
 
 }  // namespace

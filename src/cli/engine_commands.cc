@@ -152,7 +152,10 @@ Result<int> RunCheck(const CheckOptions& o) {
   request.atol = o.atol;
   request.rtol = o.rtol;
   request.timeout_s = o.timeout_s;
+  // The oracle runs in this process: it gets the same limit as one run of the kernel.
+  request.oracle_timeout_s = o.timeout_s;
   agents::CpuEngine engine;
+  request.reference_cache_dir = engine.compiler().options().cache_dir + "/oracle";
   if (!o.source.empty()) {
     // The buffer ABI is the module's; only the source text is replaced.
     MK_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(o.source));
@@ -203,7 +206,7 @@ void RegisterEngineCommands(CLI::App& app, CommandResult& result) {
   check->add_option("--seeds", k->seeds, "Number of input seeds (default 3)");
   check->add_option("--atol", k->atol, "Absolute tolerance for every output (default: the task's)");
   check->add_option("--rtol", k->rtol, "Relative tolerance for every output (default: the task's)");
-  check->add_option("--timeout", k->timeout_s, "Seconds one run may take (default 60)")
+  check->add_option("--timeout", k->timeout_s, "Seconds one run of the kernel, and one interpretation of the reference, may take (default 60)")
       ->check(CLI::PositiveNumber);
   check->add_option("--source", k->source,
                     "Check this C++ file instead of the generated module.cc (same buffer ABI)");

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "cli/cli_test_util.h"
+#include "store/lease.h"
 #include "store/sqlite_store.h"
 
 namespace mk::cli {
@@ -251,6 +252,77 @@ TEST_F(OptimizeCliTest, ARunKilledWithSigkillResumesWithoutLosingOrRepeatingMeas
   }
   EXPECT_EQ(static_cast<size_t>(correct), after->size());
   EXPECT_EQ(cands->size(), 4u);
+}
+
+// Two processes on one run: the second `--resume` is refused while the first holds the run's
+// lease, naming it; SIGTERM stops the first like SIGINT (cancelled, resumable, lease released).
+TEST_F(OptimizeCliTest, ALiveRunCannotBeResumedTwiceAndSigtermCancelsIt) {
+  pid_t pid = Spawn({"optimize", "--xla-rounds", "0", task_.string(), "--max-iterations", "50", "--db", db_, "-q",
+                     "--min-time", "0.4", "--no-probe"});
+  ASSERT_GT(pid, 0);
+  int64_t run_id = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (run_id == 0 && std::chrono::steady_clock::now() < deadline) {
+    if (fs::exists(db_)) {
+      auto db = store::SqliteStore::Open(db_);
+      if (db.ok()) {
+        auto runs = (*db)->ListRuns(0);
+        if (runs.ok() && !runs->empty()) {
+          auto lease = (*db)->GetLease(store::RunLeaseResource(runs->front().id));
+          if (lease.ok() && lease->has_value()) run_id = runs->front().id;
+        }
+      }
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, WNOHANG), 0) << "optimize ended too early";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_GT(run_id, 0) << "the run never took its lease";
+
+  auto second = RunMaxkernel({"optimize", "--xla-rounds", "0", "--resume", std::to_string(run_id), "--db", db_, "-q",
+                              "--no-probe"});
+  EXPECT_EQ(second.exit_code, 2) << second.err;
+  EXPECT_NE(second.err.find("is being worked on by another process"), std::string::npos)
+      << second.err;
+  EXPECT_NE(second.err.find(":" + std::to_string(pid) + ":"), std::string::npos) << second.err;
+
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "SIGTERM killed optimize instead of stopping it";
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  auto db = store::SqliteStore::Open(db_);
+  ASSERT_TRUE(db.ok());
+  auto run = (*db)->GetRun(run_id);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->status, store::RunStatus::kCancelled);
+  auto lease = (*db)->GetLease(store::RunLeaseResource(run_id));
+  ASSERT_TRUE(lease.ok());
+  EXPECT_FALSE(lease->has_value()) << "the lease was not released";
+}
+
+// An unusable compile cache is the machine's problem: one environment error (exit 3), the run
+// left cancelled and resumable, and no candidate blamed with build_failed.
+TEST_F(OptimizeCliTest, AnUnusableCompileCacheIsOneEnvironmentError) {
+  std::ofstream(dir_ / "file") << "not a directory";
+  const char* saved = ::getenv("MAXKERNEL_CACHE");
+  std::string saved_value = saved ? saved : "";
+  ::setenv("MAXKERNEL_CACHE", (dir_ / "file" / "cache").c_str(), 1);
+  auto r = RunMaxkernel({"optimize", "--xla-rounds", "0", task_.string(), "--max-iterations", "3", "--db", db_, "-q",
+                         "--no-probe"});
+  if (saved) ::setenv("MAXKERNEL_CACHE", saved_value.c_str(), 1);
+  else ::unsetenv("MAXKERNEL_CACHE");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("compile cache"), std::string::npos) << r.err;
+  auto db = store::SqliteStore::Open(db_);
+  ASSERT_TRUE(db.ok());
+  auto runs = (*db)->ListRuns(0);
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ(runs->front().status, store::RunStatus::kCancelled);
+  auto cands = (*db)->ListCandidates(runs->front().id);
+  ASSERT_TRUE(cands.ok());
+  for (const auto& c : *cands) EXPECT_NE(c.status, store::CandidateStatus::kBuildFailed);
 }
 
 TEST_F(OptimizeCliTest, TwoRunsAtOnceShareOneDatabase) {

@@ -305,13 +305,17 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
 
   g_stop.store(false);
   req.stop = &g_stop;
-  struct sigaction sa {}, old {};
+  struct sigaction sa {}, old {}, old_term {};
   sa.sa_handler = OnSigint;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old);
+  // SIGTERM (a service stopping, `timeout`, `kill`) is handled like SIGINT: the run is left
+  // cancelled and resumable, not `running`.
+  sigaction(SIGTERM, &sa, &old_term);
   auto started = std::chrono::steady_clock::now();
   Result<json> result = agents::RunAuto(req, *db, artifacts, engine, callbacks);
   sigaction(SIGINT, &old, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
   progress.Finish();
   if (!result.ok()) return result.status();
   double duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -2,8 +2,10 @@
 // computations that exist and do not recurse) and, per instruction, declared shape == inferred.
 #include "hlo/verifier.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "hlo/shape_inference_internal.h"
 
@@ -94,23 +96,62 @@ Status VerifyComputation(const Computation& c, const std::set<const Computation*
   return Status::Ok();
 }
 
-// Depth-first search over the call graph; a computation met again while still on the stack
-// closes a cycle (HLO has no recursion: while/conditional/call bodies are separate computations).
-Status CheckNoRecursion(const Computation& c, const std::set<const Computation*>& computations,
-                        std::map<const Computation*, int>& state) {
-  enum { kVisiting = 1, kDone = 2 };
-  state[&c] = kVisiting;
-  for (const auto& inst : c.instructions()) {
-    for (const Computation* callee : inst->called) {
-      if (callee == nullptr || !computations.count(callee)) continue;  // reported later
-      int s = state.count(callee) ? state[callee] : 0;
-      if (s == kVisiting) {
-        return Err(*inst, "calls %" + callee->name + " recursively (HLO has no recursion)");
+// Depth-first search over the call graph, with an explicit stack (a module nested deeper than
+// the thread's stack must be an error, not a crash here). A computation met again while still on
+// the stack closes a cycle (HLO has no recursion: while/conditional/call bodies are separate
+// computations). Each computation's height (1 + its deepest callee's) is remembered, so a chain
+// of calls longer than kMaxCallDepth is refused whichever computation the search starts from:
+// the interpreter and the code generators walk called computations recursively.
+Status CheckCallGraph(const Computation& root, const std::set<const Computation*>& computations,
+                      std::map<const Computation*, int64_t>& height) {
+  constexpr int64_t kVisiting = 0;  // on the stack; finished computations have height >= 1
+  struct Frame {
+    const Computation* c;
+    int64_t height = 1;
+    size_t inst = 0;    // next instruction to look at
+    size_t called = 0;  // next callee of that instruction
+  };
+  auto too_deep = [](const Instruction& inst, const Computation& callee) {
+    return Err(inst, "calls %" + callee.name + ", which nests computations more than " +
+                         std::to_string(kMaxCallDepth) + " deep (the limit)");
+  };
+  std::vector<Frame> stack = {{&root}};
+  height[&root] = kVisiting;
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    const auto& insts = f.c->instructions();
+    if (f.inst >= insts.size()) {
+      Frame done = f;
+      stack.pop_back();
+      height[done.c] = done.height;
+      if (!stack.empty()) {
+        Frame& parent = stack.back();
+        parent.height = std::max(parent.height, done.height + 1);
+        const Instruction& call = *parent.c->instructions()[parent.inst];
+        if (parent.height > kMaxCallDepth) return too_deep(call, *done.c);
       }
-      if (s == 0) MK_RETURN_IF_ERROR(CheckNoRecursion(*callee, computations, state));
+      continue;
     }
+    const Instruction& inst = *insts[f.inst];
+    if (f.called >= inst.called.size()) {
+      ++f.inst;
+      f.called = 0;
+      continue;
+    }
+    const Computation* callee = inst.called[f.called++];
+    if (callee == nullptr || !computations.count(callee)) continue;  // reported later
+    auto known = height.find(callee);
+    if (known != height.end() && known->second == kVisiting) {
+      return Err(inst, "calls %" + callee->name + " recursively (HLO has no recursion)");
+    }
+    if (known != height.end()) {
+      f.height = std::max(f.height, known->second + 1);
+      if (f.height > kMaxCallDepth) return too_deep(inst, *callee);
+      continue;
+    }
+    height[callee] = kVisiting;
+    stack.push_back({callee});
   }
-  state[&c] = kDone;
   return Status::Ok();
 }
 
@@ -129,9 +170,9 @@ Status VerifyModule(const Module& module) {
   }
   // Recursion first: checking a call's signature is fine either way, but a cycle is the more
   // fundamental error to report.
-  std::map<const Computation*, int> state;
+  std::map<const Computation*, int64_t> height;
   for (const auto& c : module.computations()) {
-    if (c && !state.count(c.get())) MK_RETURN_IF_ERROR(CheckNoRecursion(*c, computations, state));
+    if (c && !height.count(c.get())) MK_RETURN_IF_ERROR(CheckCallGraph(*c, computations, height));
   }
   for (const auto& c : module.computations()) {
     if (c) MK_RETURN_IF_ERROR(VerifyComputation(*c, computations));

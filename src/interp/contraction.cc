@@ -181,7 +181,8 @@ struct DotPlan {
 };
 
 template <typename Acc>
-Status RunDot(const DotPlan& p, const Literal& lhs, const Literal& rhs, Literal& result) {
+Status RunDot(const DotPlan& p, const Literal& lhs, const Literal& rhs, Literal& result,
+              const InterpreterOptions& options) {
   std::vector<Acc> a, b;
   MK_RETURN_IF_ERROR(Gather3(lhs, p.lhs_batch, p.lhs_m, p.lhs_k, a));
   MK_RETURN_IF_ERROR(Gather3(rhs, p.rhs_batch, p.rhs_k, p.rhs_n, b));
@@ -190,6 +191,8 @@ Status RunDot(const DotPlan& p, const Literal& lhs, const Literal& rhs, Literal&
   // sums over k in increasing order, so the result does not depend on vectorization.
   for (int64_t bi = 0; bi < p.batch; ++bi) {
     for (int64_t i = 0; i < p.m; ++i) {
+      // One row is k*n multiply-adds: checking per row keeps a huge dot interruptible.
+      MK_RETURN_IF_ERROR(CheckInterrupted(options));
       Acc* __restrict crow = c.data() + (bi * p.m + i) * p.n;
       const Acc* arow = a.data() + (bi * p.m + i) * p.k;
       for (int64_t kk = 0; kk < p.k; ++kk) {
@@ -275,10 +278,11 @@ Result<Literal> EvalDot(const Instruction& inst, const Operands& ops, EvalContex
   Literal result(inst.shape);
   Status s;
   switch (ChooseAcc(inst, lhs, rhs, ctx)) {
-    case AccKind::kFloat: s = RunDot<float>(p, lhs, rhs, result); break;
-    case AccKind::kDouble: s = RunDot<double>(p, lhs, rhs, result); break;
-    case AccKind::kWrapInt: s = RunDot<uint64_t>(p, lhs, rhs, result); break;
+    case AccKind::kFloat: s = RunDot<float>(p, lhs, rhs, result, ctx.options()); break;
+    case AccKind::kDouble: s = RunDot<double>(p, lhs, rhs, result, ctx.options()); break;
+    case AccKind::kWrapInt: s = RunDot<uint64_t>(p, lhs, rhs, result, ctx.options()); break;
   }
+  if (!s.ok() && s.code() == ErrorCode::kCancelled) return s;
   if (!s.ok()) return OpError(inst, s.message());
   return result;
 }
@@ -307,8 +311,8 @@ struct ConvPlan {
 };
 
 template <typename Acc>
-void ConvCompute(const ConvPlan& p, const std::vector<Acc>& in, const std::vector<Acc>& ker,
-                 std::vector<Acc>& out) {
+Status ConvCompute(const ConvPlan& p, const std::vector<Acc>& in, const std::vector<Acc>& ker,
+                   std::vector<Acc>& out, const InterpreterOptions& options) {
   const size_t spatial = p.axes.size();
   std::vector<int64_t> out_sizes(spatial), win_sizes(spatial);
   for (size_t d = 0; d < spatial; ++d) {
@@ -318,13 +322,14 @@ void ConvCompute(const ConvPlan& p, const std::vector<Acc>& in, const std::vecto
   const int64_t C = p.in_features, Cg = p.group_features, O = p.out_features;
   // An empty input or kernel contributes nothing; the zero-filled output is the answer (and
   // offsets into an empty buffer would be pointer arithmetic on null).
-  if (in.empty() || ker.empty()) return;
+  if (in.empty() || ker.empty()) return Status::Ok();
   std::vector<int64_t> opos(spatial), wpos(spatial);
   // Window position outermost per output position, so the index arithmetic is done once for
   // all feature groups (depthwise convolutions have one group per channel).
   for (int64_t ob = 0; ob < p.out_batch; ++ob) {
     std::fill(opos.begin(), opos.end(), 0);
     for (int64_t os = 0; os < p.out_positions; ++os) {
+      if (os % 64 == 0) MK_RETURN_IF_ERROR(CheckInterrupted(options));
       Acc* out_row = out.data() + (ob * p.out_positions + os) * O;
       std::fill(wpos.begin(), wpos.end(), 0);
       for (int64_t w = 0; w < p.window_positions; ++w) {
@@ -358,12 +363,13 @@ void ConvCompute(const ConvPlan& p, const std::vector<Acc>& in, const std::vecto
       window::Advance(opos, out_sizes);
     }
   }
+  return Status::Ok();
 }
 
 template <typename Acc>
 Status RunConv(const ConvPlan& p, const Literal& lhs, const Literal& rhs,
                const hlo::ConvDimensionNumbers& cd, const std::vector<hlo::WindowDimension>& win,
-               Literal& result) {
+               Literal& result, const InterpreterOptions& options) {
   const auto& ls = lhs.shape().dims();
   const auto& ks = rhs.shape().dims();
   const auto& os = result.shape().dims();
@@ -387,7 +393,7 @@ Status RunConv(const ConvPlan& p, const Literal& lhs, const Literal& rhs,
                              DimsOffsets({cd.kernel_output_feature}, ks, kst), ker));
   std::vector<Acc> out(static_cast<size_t>(p.out_batch * p.out_positions * p.out_features),
                        Acc{0});
-  ConvCompute(p, in, ker, out);
+  MK_RETURN_IF_ERROR(ConvCompute(p, in, ker, out, options));
   return Scatter3(out, DimsOffsets({cd.output_batch}, os, ost),
                   DimsOffsets(cd.output_spatial, os, ost),
                   DimsOffsets({cd.output_feature}, os, ost), result);
@@ -477,10 +483,11 @@ Result<Literal> EvalConvolution(const Instruction& inst, const Operands& ops, Ev
   Literal result(inst.shape);
   Status s;
   switch (ChooseAcc(inst, lhs, rhs, ctx)) {
-    case AccKind::kFloat: s = RunConv<float>(p, lhs, rhs, cd, win, result); break;
-    case AccKind::kDouble: s = RunConv<double>(p, lhs, rhs, cd, win, result); break;
-    case AccKind::kWrapInt: s = RunConv<uint64_t>(p, lhs, rhs, cd, win, result); break;
+    case AccKind::kFloat: s = RunConv<float>(p, lhs, rhs, cd, win, result, ctx.options()); break;
+    case AccKind::kDouble: s = RunConv<double>(p, lhs, rhs, cd, win, result, ctx.options()); break;
+    case AccKind::kWrapInt: s = RunConv<uint64_t>(p, lhs, rhs, cd, win, result, ctx.options()); break;
   }
+  if (!s.ok() && s.code() == ErrorCode::kCancelled) return s;
   if (!s.ok()) return OpError(inst, s.message());
   return result;
 }

@@ -19,6 +19,16 @@ Status OpError(const Instruction& inst, const std::string& msg) {
                          inst.loc);
 }
 
+Status CheckInterrupted(const InterpreterOptions& options) {
+  if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed)) {
+    return Cancelled("the reference interpreter was interrupted");
+  }
+  if (options.deadline && std::chrono::steady_clock::now() >= *options.deadline) {
+    return Cancelled("the reference interpreter ran out of time");
+  }
+  return Status::Ok();
+}
+
 namespace {
 
 // Deterministic values for a constant elided as `{...}` (the rule is shared with codegen).
@@ -211,6 +221,7 @@ Result<Literal> EvaluateComputation(const Computation& computation,
   std::unordered_map<const Instruction*, Literal> values;
   for (size_t i = 0; i < insts.size(); ++i) {
     const Instruction& inst = *insts[i];
+    MK_RETURN_IF_ERROR(CheckInterrupted(options));
     if (inst.opcode == Opcode::kParameter) {
       size_t n = static_cast<size_t>(inst.parameter_number);
       if (n >= args.size()) return OpError(inst, "parameter number out of range");

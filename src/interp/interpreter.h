@@ -4,7 +4,10 @@
 // accumulate in f32 (f64 with `high_precision`). Deterministic for a given input.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +26,16 @@ struct InterpreterOptions {
   bool fill_elided_constants = true;
   // Receives one-line notes (e.g. which constants were filled). May be empty.
   std::function<void(const std::string&)> on_note;
+  // Evaluation stops with an ErrorCode::kCancelled error once `deadline` has passed or `*cancel`
+  // is true. Both are checked before every instruction and inside the long loops of single ops
+  // (a dot's rows, a convolution's output positions, a reduce-window's outputs), so that even
+  // one huge instruction (a 4096^3 dot) or a long while loop stops promptly.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  const std::atomic<bool>* cancel = nullptr;
 };
+
+// Ok, or the kCancelled error evaluation stops with (the deadline passed or cancel was set).
+Status CheckInterrupted(const InterpreterOptions& options);
 
 // Evaluates the entry computation. `args` are the entry parameters in parameter-number order;
 // their shapes must match (dtype and dims). Returns the root's value (a tuple literal when the

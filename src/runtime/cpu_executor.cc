@@ -53,6 +53,14 @@ Result<Execution> CpuExecutor::Run(const CompiledLibrary& lib, const codegen::Im
   req.memory_limit_bytes = options.memory_limit_bytes;
   Execution ex;
   MK_ASSIGN_OR_RETURN(ex.outcome, sandbox_.Run(req, region));
+  if (ex.outcome.status == RunStatus::kLoadFailed && lib.cache_hit) {
+    // A cached library that verified but does not load (e.g. built against a library that has
+    // since changed) is not trusted again: drop it, rebuild once, and run the fresh one.
+    compiler_.Evict(lib);
+    MK_ASSIGN_OR_RETURN(CompiledLibrary rebuilt, Build(impl));
+    req.so_path = rebuilt.so_path;
+    MK_ASSIGN_OR_RETURN(ex.outcome, sandbox_.Run(req, region));
+  }
   if (!ex.outcome.ok()) return ex;
   for (size_t o : outputs) {
     hlo::Literal lit(impl.buffers[o].shape);

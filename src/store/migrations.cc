@@ -113,8 +113,22 @@ CREATE TABLE machine_probes (
 CREATE INDEX machine_probes_by_cpu ON machine_probes(cpu_model, cores, id);
 )sql";
 
+// Leases: who works on what, for how long. A general table keyed by a resource name ("run:5"
+// now; remote workers' "job:17" later) so that every kind of ownership is one mechanism. A row is
+// the current lease; a holder that stops heartbeating loses it at expires_at, after which
+// another may take it over (an UPDATE guarded by the expiry, so two contenders cannot both win).
+constexpr const char* kLeasesV4 = R"sql(
+CREATE TABLE leases (
+  resource TEXT PRIMARY KEY,
+  holder TEXT NOT NULL,
+  acquired_at REAL NOT NULL,
+  heartbeat_at REAL NOT NULL,
+  expires_at REAL NOT NULL CHECK (expires_at >= heartbeat_at)
+);
+)sql";
+
 // Reference timings (XLA:CPU) per module, CPU and engine (store.h: BaselineRecord).
-constexpr const char* kBaselinesV4 = R"sql(
+constexpr const char* kBaselinesV5 = R"sql(
 CREATE TABLE baselines (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   module_sha256 TEXT NOT NULL,
@@ -135,7 +149,8 @@ constexpr Migration kMigrations[] = {
     {1, "tasks, runs, candidates, builds, measurements, diagnoses, events", kSchemaV1},
     {2, "indexes for listings and resume", kIndexesV2},
     {3, "machine probes (measured peak rates per cpu model)", kMachineProbesV3},
-    {4, "baselines (reference timings per module, cpu and engine)", kBaselinesV4},
+    {4, "leases (run ownership; later remote jobs)", kLeasesV4},
+    {5, "baselines (reference timings per module, cpu and engine)", kBaselinesV5},
 };
 
 Result<int64_t> SingleInt(SqliteDb& db, const std::string& sql) {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -747,6 +748,112 @@ Result<std::optional<MachineProbeRecord>> SqliteStore::LatestMachineProbe(
   probe.details_json = cursor->Text(6);
   probe.measured_at = cursor->Real(7);
   return std::optional<MachineProbeRecord>(std::move(probe));
+}
+
+// ---- leases ---------------------------------------------------------------------------------
+
+namespace {
+
+Result<std::optional<LeaseRecord>> ReadLease(SqliteDb& db, std::string_view resource) {
+  MK_ASSIGN_OR_RETURN(auto cursor,
+                      db.Query("SELECT resource, holder, acquired_at, heartbeat_at, expires_at "
+                               "FROM leases WHERE resource = ?"));
+  cursor->Bind(1, resource);
+  MK_ASSIGN_OR_RETURN(bool row, cursor->Step());
+  if (!row) return std::optional<LeaseRecord>();
+  LeaseRecord lease;
+  lease.resource = cursor->Text(0);
+  lease.holder = cursor->Text(1);
+  lease.acquired_at = cursor->Real(2);
+  lease.heartbeat_at = cursor->Real(3);
+  lease.expires_at = cursor->Real(4);
+  return std::optional<LeaseRecord>(std::move(lease));
+}
+
+Status CheckLeaseArguments(std::string_view resource, std::string_view holder, double ttl_s) {
+  if (resource.empty()) return InvalidArgument("a lease needs a resource name");
+  if (holder.empty()) return InvalidArgument("a lease needs a holder");
+  if (!(ttl_s > 0) || !std::isfinite(ttl_s)) return InvalidArgument("a lease's ttl must be > 0");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<LeaseRecord> SqliteStore::AcquireLease(std::string_view resource, std::string_view holder,
+                                              double ttl_s, std::string_view dead_holder) {
+  MK_RETURN_IF_ERROR(CheckLeaseArguments(resource, holder, ttl_s));
+  std::lock_guard lock(mu_);
+  LeaseRecord lease;
+  // Read and write under one write lock: two contenders serialize here, and the second sees
+  // the first's row.
+  MK_RETURN_IF_ERROR(db_->WriteTransaction([&]() -> Status {
+    const double now = Now();
+    MK_ASSIGN_OR_RETURN(std::optional<LeaseRecord> current, ReadLease(*db_, resource));
+    if (current && current->holder != holder && current->expires_at > now &&
+        (dead_holder.empty() || current->holder != dead_holder)) {
+      char text[160];
+      std::snprintf(text, sizeof text,
+                    " (last heartbeat %.1f s ago; the lease expires in %.1f s unless renewed)",
+                    now - current->heartbeat_at, current->expires_at - now);
+      return InvalidArgument(std::string(resource) + " is held by " + current->holder + text);
+    }
+    lease.resource = std::string(resource);
+    lease.holder = std::string(holder);
+    lease.acquired_at = current && current->holder == holder ? current->acquired_at : now;
+    lease.heartbeat_at = now;
+    lease.expires_at = now + ttl_s;
+    MK_ASSIGN_OR_RETURN(auto upsert,
+                        db_->Query("INSERT INTO leases (resource, holder, acquired_at, "
+                                   "heartbeat_at, expires_at) VALUES (?, ?, ?, ?, ?) "
+                                   "ON CONFLICT (resource) DO UPDATE SET holder = "
+                                   "excluded.holder, acquired_at = excluded.acquired_at, "
+                                   "heartbeat_at = excluded.heartbeat_at, expires_at = "
+                                   "excluded.expires_at"));
+    upsert->Bind(1, resource).Bind(2, holder).Bind(3, lease.acquired_at);
+    upsert->Bind(4, lease.heartbeat_at).Bind(5, lease.expires_at);
+    return upsert->Run();
+  }));
+  return lease;
+}
+
+Result<LeaseRecord> SqliteStore::RenewLease(std::string_view resource, std::string_view holder,
+                                            double ttl_s) {
+  MK_RETURN_IF_ERROR(CheckLeaseArguments(resource, holder, ttl_s));
+  std::lock_guard lock(mu_);
+  LeaseRecord lease;
+  MK_RETURN_IF_ERROR(db_->WriteTransaction([&]() -> Status {
+    const double now = Now();
+    MK_ASSIGN_OR_RETURN(std::optional<LeaseRecord> current, ReadLease(*db_, resource));
+    if (!current || current->holder != holder) {
+      return NotFound(std::string(holder) + " no longer holds " + std::string(resource) +
+                      (current ? " (taken over by " + current->holder + ")" : " (released)"));
+    }
+    MK_ASSIGN_OR_RETURN(auto update,
+                        db_->Query("UPDATE leases SET heartbeat_at = ?, expires_at = ? "
+                                   "WHERE resource = ? AND holder = ?"));
+    update->Bind(1, now).Bind(2, now + ttl_s).Bind(3, resource).Bind(4, holder);
+    MK_RETURN_IF_ERROR(update->Run());
+    lease = *current;
+    lease.heartbeat_at = now;
+    lease.expires_at = now + ttl_s;
+    return Status::Ok();
+  }));
+  return lease;
+}
+
+Status SqliteStore::ReleaseLease(std::string_view resource, std::string_view holder) {
+  std::lock_guard lock(mu_);
+  return db_->WriteTransaction([&]() -> Status {
+    MK_ASSIGN_OR_RETURN(auto remove,
+                        db_->Query("DELETE FROM leases WHERE resource = ? AND holder = ?"));
+    remove->Bind(1, resource).Bind(2, holder);
+    return remove->Run();
+  });
+}
+
+Result<std::optional<LeaseRecord>> SqliteStore::GetLease(std::string_view resource) {
+  std::lock_guard lock(mu_);
+  return ReadLease(*db_, resource);
 }
 
 }  // namespace mk::store

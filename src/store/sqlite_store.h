@@ -70,6 +70,12 @@ class SqliteStore final : public Store {
   Result<std::vector<EventRecord>> ListEvents(std::optional<int64_t> run_id,
                                               int64_t limit) override;
 
+  Result<LeaseRecord> AcquireLease(std::string_view resource, std::string_view holder,
+                                   double ttl_s, std::string_view dead_holder = {}) override;
+  Result<LeaseRecord> RenewLease(std::string_view resource, std::string_view holder,
+                                 double ttl_s) override;
+  Status ReleaseLease(std::string_view resource, std::string_view holder) override;
+  Result<std::optional<LeaseRecord>> GetLease(std::string_view resource) override;
   Result<int64_t> AddMachineProbe(const MachineProbeRecord& probe) override;
   Result<std::optional<MachineProbeRecord>> LatestMachineProbe(std::string_view cpu_model,
                                                                int64_t cores) override;

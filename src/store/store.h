@@ -212,6 +212,17 @@ struct BaselineRecord {
   double measured_at = 0;           // set by the store
 };
 
+// A lease: `holder` owns `resource` ("run:5"; later "job:17" for remote workers) until
+// `expires_at`, which every heartbeat pushes forward. Another holder may take the resource over
+// only after that time (the old holder stopped heartbeating: it died or hangs).
+struct LeaseRecord {
+  std::string resource;
+  std::string holder;  // who: "host:pid:nonce" (lease.h's LeaseHolderId)
+  double acquired_at = 0;
+  double heartbeat_at = 0;
+  double expires_at = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -264,6 +275,35 @@ class Store {
   // Oldest first. run_id empty: all events. limit <= 0: all.
   virtual Result<std::vector<EventRecord>> ListEvents(std::optional<int64_t> run_id,
                                                       int64_t limit) = 0;
+
+  // Leases (schema version 4). Not pure, like machine probes: a backend without them says
+  // Unimplemented.
+  // Takes `resource` for `holder` for `ttl_s` seconds: granted when no lease exists, when it
+  // has expired (a takeover), when `holder` already holds it (a renewal), or when it is held by
+  // `dead_holder` (non-empty: a holder the caller knows is gone, e.g. a dead pid on this host).
+  // Held by another holder and not expired: ErrorCode::kInvalidArgument naming the holder.
+  virtual Result<LeaseRecord> AcquireLease(std::string_view resource, std::string_view holder,
+                                           double ttl_s, std::string_view dead_holder = {}) {
+    (void)resource, (void)holder, (void)ttl_s, (void)dead_holder;
+    return Unimplemented("this store does not keep leases");
+  }
+  // Extends `holder`'s lease by `ttl_s` from now. An error (kNotFound) when `holder` no longer
+  // holds it: it expired and another took it over, or it was released.
+  virtual Result<LeaseRecord> RenewLease(std::string_view resource, std::string_view holder,
+                                         double ttl_s) {
+    (void)resource, (void)holder, (void)ttl_s;
+    return Unimplemented("this store does not keep leases");
+  }
+  // Gives the lease up (a no-op when `holder` does not hold it).
+  virtual Status ReleaseLease(std::string_view resource, std::string_view holder) {
+    (void)resource, (void)holder;
+    return Unimplemented("this store does not keep leases");
+  }
+  // The lease on `resource`, expired or not; nullopt when there is none.
+  virtual Result<std::optional<LeaseRecord>> GetLease(std::string_view resource) {
+    (void)resource;
+    return Unimplemented("this store does not keep leases");
+  }
 
   // Machine probes (schema version 3). Not pure so that a backend without them still compiles;
   // such a backend says Unimplemented and callers fall back to nominal peaks.

@@ -9,6 +9,8 @@ const char* ErrorCodeName(ErrorCode code) {
     case ErrorCode::kUnimplemented: return "unimplemented";
     case ErrorCode::kInternal: return "internal error";
     case ErrorCode::kIo: return "i/o error";
+    case ErrorCode::kEnvironment: return "environment error";
+    case ErrorCode::kCancelled: return "cancelled";
   }
   return "error";
 }

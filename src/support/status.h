@@ -16,6 +16,9 @@ enum class ErrorCode {
   kUnimplemented,    // valid input that we do not support (yet)
   kInternal,         // a bug in maxkernel
   kIo,               // the operating system refused (open/read/write)
+  kEnvironment,      // the machine is not set up to work at all (e.g. an unusable compile
+                     // cache): not a fault of the input, and retrying other inputs won't help
+  kCancelled,        // stopped before it finished: a deadline passed or an interrupt arrived
 };
 
 const char* ErrorCodeName(ErrorCode code);
@@ -62,6 +65,10 @@ inline Status Unimplemented(std::string msg, SourceLoc loc = {}) {
 inline Status Internal(std::string msg) { return Status(ErrorCode::kInternal, std::move(msg)); }
 inline Status NotFound(std::string msg) { return Status(ErrorCode::kNotFound, std::move(msg)); }
 inline Status IoError(std::string msg) { return Status(ErrorCode::kIo, std::move(msg)); }
+inline Status Cancelled(std::string msg) { return Status(ErrorCode::kCancelled, std::move(msg)); }
+inline Status EnvironmentError(std::string msg) {
+  return Status(ErrorCode::kEnvironment, std::move(msg));
+}
 
 template <typename T>
 class [[nodiscard]] Result {
