@@ -4,12 +4,11 @@
 #include "hlo/dump_files.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-
-#include <unistd.h>
 
 #include "hlo/parser.h"
 #include "hlo/verifier.h"
@@ -96,9 +95,8 @@ StackFrames
 
 TEST(XlaDumpTest, StackTraceTablesBeforeAndAfterTheComputations) {
   const std::string header = "HloModule jit_f, entry_computation_layout={(f32[4]{0})->f32[4]{0}}\n";
-  for (const std::string& text :
-       {header + kTables + kEntry, header + kEntry + kTables,
-        header + kTables + kEntry + kTables}) {
+  for (const std::string& text : {header + kTables + kEntry, header + kEntry + kTables,
+                                  header + kTables + kEntry + kTables}) {
     auto m = ParseModule(text, "dump.txt");
     ASSERT_TRUE(m.ok()) << m.status().ToString() << "\n" << text;
     EXPECT_EQ((*m)->computations().size(), 1u);
@@ -107,16 +105,18 @@ TEST(XlaDumpTest, StackTraceTablesBeforeAndAfterTheComputations) {
 }
 
 TEST(XlaDumpTest, AComputationNamedLikeATableIsStillAComputation) {
-  auto m = ParseModule("HloModule m\n%FileNames (a: f32[]) -> f32[] {\n  ROOT %a = f32[] parameter(0)\n}\n"
-                       "ENTRY %e {\n  %p = f32[] parameter(0)\n  ROOT %c = f32[] call(%p), to_apply=%FileNames\n}\n",
-                       "t.hlo");
+  auto m = ParseModule(
+      "HloModule m\n%FileNames (a: f32[]) -> f32[] {\n  ROOT %a = f32[] parameter(0)\n}\n"
+      "ENTRY %e {\n  %p = f32[] parameter(0)\n  ROOT %c = f32[] call(%p), to_apply=%FileNames\n}\n",
+      "t.hlo");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_EQ((*m)->computations().size(), 2u);
 }
 
 TEST(XlaDumpTest, MalformedTableEntryIsPositioned) {
-  auto m = ParseModule("HloModule m\nFileNames\n1 \"a.py\"\n2 oops\nENTRY %e {\n  ROOT %p = f32[] parameter(0)\n}\n",
-                       "t.hlo");
+  auto m = ParseModule(
+      "HloModule m\nFileNames\n1 \"a.py\"\n2 oops\nENTRY %e {\n  ROOT %p = f32[] parameter(0)\n}\n",
+      "t.hlo");
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().ToString(),
             "t.hlo:4:3: error: expected a quoted string or '{' after the table entry id, got 'o'");
@@ -128,13 +128,13 @@ TEST(XlaDumpTest, OtherDumpFilesAreNamedForWhatTheyAre) {
     const char* suffix;
     const char* message;
   };
-  for (const Case& c : {Case{"-buffer-assignment.txt", "is an XLA buffer-assignment dump, not HLO text"},
-                        Case{"-buffer-assignment-values.txt", "is an XLA buffer-assignment dump"},
-                        Case{"-live-range.txt", "is an XLA live-range dump"},
-                        Case{"-memory-usage-report.txt", "is an XLA memory-usage report"},
-                        Case{".debug_options", "is XLA's debug options, not HLO text"},
-                        Case{".o", "is an object file, not HLO text"},
-                        Case{".ll", "is LLVM IR, not HLO text"}}) {
+  for (const Case& c :
+       {Case{"-buffer-assignment.txt", "is an XLA buffer-assignment dump, not HLO text"},
+        Case{"-buffer-assignment-values.txt", "is an XLA buffer-assignment dump"},
+        Case{"-live-range.txt", "is an XLA live-range dump"},
+        Case{"-memory-usage-report.txt", "is an XLA memory-usage report"},
+        Case{".debug_options", "is XLA's debug options, not HLO text"},
+        Case{".o", "is an object file, not HLO text"}, Case{".ll", "is LLVM IR, not HLO text"}}) {
     SCOPED_TRACE(c.suffix);
     std::vector<std::string> files = FilesEndingWith(folder, c.suffix);
     ASSERT_FALSE(files.empty());
@@ -156,7 +156,8 @@ TEST(XlaDumpTest, RenamedBufferAssignmentIsRecognizedByItsContent) {
   fs::create_directories(tmp);
   { std::ofstream(tmp / "module.hlo") << "BufferAssignment:\nallocation 0: size 4\n"; }
   Status s = CheckIsHloText((tmp / "module.hlo").string());
-  EXPECT_NE(s.ToString().find("is an XLA buffer-assignment dump"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.ToString().find("is an XLA buffer-assignment dump"), std::string::npos)
+      << s.ToString();
   fs::remove_all(tmp);
 }
 
@@ -174,8 +175,9 @@ TEST(XlaDumpTest, AFolderYieldsTheJittedFunctionsOwnModule) {
       << helper.status().ToString();
   auto missing = PickDumpedModule(folder.string(), "nosuch");
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.status().ToString().find("has no module jit_nosuch (it has jit_convert_element_type"),
-            std::string::npos)
+  EXPECT_NE(
+      missing.status().ToString().find("has no module jit_nosuch (it has jit_convert_element_type"),
+      std::string::npos)
       << missing.status().ToString();
 }
 

@@ -10,14 +10,14 @@ namespace mk::task {
 namespace {
 
 TEST(ParamNamesTest, IdentifiersOfUserAndJaxNames) {
-  EXPECT_EQ(ParameterIdentifier("x.1"), "x");          // JAX's uniquifier
+  EXPECT_EQ(ParameterIdentifier("x.1"), "x");  // JAX's uniquifier
   EXPECT_EQ(ParameterIdentifier("w1.12"), "w1");
   EXPECT_EQ(ParameterIdentifier("x"), "x");
   EXPECT_EQ(ParameterIdentifier("Arg_0.1"), "Arg_0");
   EXPECT_EQ(ParameterIdentifier("args_0_.1"), "args_0_");
   EXPECT_EQ(ParameterIdentifier("args[0]"), "args_0_");
   EXPECT_EQ(ParameterIdentifier("input ids"), "input_ids");
-  EXPECT_EQ(ParameterIdentifier("x.y"), "x_y");          // not a uniquifier: kept, made valid
+  EXPECT_EQ(ParameterIdentifier("x.y"), "x_y");  // not a uniquifier: kept, made valid
   EXPECT_EQ(ParameterIdentifier("Mean-reduction.2"), "Mean_reduction");
   EXPECT_EQ(ParameterIdentifier("2d"), "_2d");
   EXPECT_EQ(ParameterIdentifier("lambda"), "lambda_");  // Python keyword
