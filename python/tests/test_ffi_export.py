@@ -125,35 +125,3 @@ def test_export_of_unknown_run_is_bad_input(mk_bin, tmp_path):
     assert "no maxkernel database at" in r.stderr
     assert not (tmp_path / "out").exists()
 
-
-def test_imported_argument_names_reach_the_exports(mk_bin, tmp_path):
-    """`import reference.py --function gelu_mlp` (gelu_mlp(x, w)): the user's argument names,
-    not arg0 / x.1 / x_1, in task.yaml, the C header's buffer table and the JAX wrapper."""
-    from conftest import REFERENCE
-
-    home = tmp_path / "home"
-    home.mkdir()
-    db = tmp_path / "tmp.db"
-    task_dir = tmp_path / "ref"
-    r = run([mk_bin, "import", REFERENCE, "--function", "gelu_mlp", "-o", task_dir], home)
-    assert r.returncode == 0, r.stderr
-    assert [p["name"] for p in load_task(str(task_dir))["parameters"]] == ["x", "w"]
-    r = run([mk_bin, "optimize", task_dir, "--max-iterations", "1", "--db", db], home)
-    assert r.returncode == 0, f"optimize failed: {r.stderr.strip()[-2000:]}"
-    r = run([mk_bin, "runs", "list", "--json", "--limit", "1", "--db", db], home)
-    run_id = json.loads(r.stdout)["runs"][0]["id"]
-
-    lib = tmp_path / "lib"
-    r = run([mk_bin, "export", run_id, "--format", "lib", "-o", lib, "--db", db, "--json"], home)
-    assert r.returncode == 0, r.stderr
-    header = open(json.loads(r.stdout)["files"]["header"]).read()
-    assert "(parameter 'x')" in header and "(parameter 'w')" in header, header
-    assert "x.1" not in header and "arg0" not in header
-
-    ffi = tmp_path / "ffi"
-    r = run([mk_bin, "export", run_id, "--format", "jax-ffi", "-o", ffi, "--db", db, "--json"],
-            home)
-    assert r.returncode == 0, r.stderr
-    source = open(json.loads(r.stdout)["files"]["python"]).read()
-    assert "(x, w)" in source and '("x", (4, 8)' in source and '("w", (8, 3)' in source, source
-    assert "x_1" not in source and "x.1" not in source
