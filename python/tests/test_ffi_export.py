@@ -124,4 +124,3 @@ def test_export_of_unknown_run_is_bad_input(mk_bin, tmp_path):
     assert r.returncode == 2
     assert "no maxkernel database at" in r.stderr
     assert not (tmp_path / "out").exists()
-
