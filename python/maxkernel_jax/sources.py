@@ -3,6 +3,7 @@ the interface in docs/TASKS.md) or a user's reference file (a JAX function plus 
 
 import hashlib
 import importlib.util
+import inspect
 import os
 import sys
 import traceback
@@ -79,8 +80,30 @@ def _default_init(hlo_dtype: str) -> dict:
     return {"kind": "randint", "low": 0, "high": 4}
 
 
-def _param_from_example(i, example, path) -> dict:
-    """An example array of a reference file's INPUTS -> a parameter with a default generator."""
+def argument_names(fn, count: int) -> list[str]:
+    """The names of `fn`'s first `count` positional arguments (`x`, `w1` ...), what the user
+    calls its parameters; `*args` continues as args_0, args_1 ...; `arg{i}` where Python does
+    not say (builtins, some wrappers). The C++ importer makes them C/Python identifiers."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return [f"arg{i}" for i in range(count)]
+    names, star = [], None
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+        elif p.kind == p.VAR_POSITIONAL:
+            star = p.name
+            break
+    extra = count - len(names)
+    if extra > 0:
+        names += [f"{star}_{k}" if star else f"arg{len(names) + k}" for k in range(extra)]
+    return names[:count]
+
+
+def _param_from_example(i, example, path, name=None) -> dict:
+    """An example array of a reference file's INPUTS -> a parameter with a default generator,
+    named `name` (the function's argument name)."""
     shape = tuple(int(d) for d in getattr(example, "shape", ()))
     dtype = getattr(example, "dtype", None)
     if dtype is None:
@@ -88,7 +111,7 @@ def _param_from_example(i, example, path) -> dict:
     hlo = hlo_dtype_of(dtype)
     if hlo not in ("f16", "bf16", "f32", "s32", "pred"):
         raise BridgeError(f"{path}: INPUTS[{i}] has unsupported dtype {np.dtype(dtype).name}")
-    return {"name": f"arg{i}", "shape": shape, "dtype": hlo, "init": _default_init(hlo)}
+    return {"name": name or f"arg{i}", "shape": shape, "dtype": hlo, "init": _default_init(hlo)}
 
 
 class Source:
@@ -140,11 +163,13 @@ class Source:
             raise BridgeError(f"{path}: define INPUTS (a list of example arrays or parameter "
                               f"dicts) for '{function_name}'; see docs/TASKS.md")
         params = []
-        for i, item in enumerate(list(inputs)):
+        inputs = list(inputs)
+        names = argument_names(fn, len(inputs))
+        for i, item in enumerate(inputs):
             if isinstance(item, dict):
                 params.append(_normalize_param(i, item, path))
             else:
-                params.append(_param_from_example(i, item, path))
+                params.append(_param_from_example(i, item, path, names[i]))
         self.params = params
         base = os.path.splitext(os.path.basename(path))[0]
         self.id = str(getattr(m, "ID", f"{base}_{function_name}"))

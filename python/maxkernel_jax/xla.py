@@ -55,14 +55,65 @@ def _flat_outputs(result) -> list:
     return jax.tree_util.tree_leaves(result)
 
 
-def xla_outputs(task: dict, seed: int) -> list[np.ndarray]:
-    """XLA:CPU's outputs of the task's JAX function on the task's inputs at `seed`."""
+def compile_hlo_text(text: str, where: str = "module.hlo"):
+    """XLA:CPU's executable for HLO text, compiled by jaxlib as jax.jit compiles a function:
+    the text is parsed by XLA's own HLO parser, converted to StableHLO and compiled for the
+    first CPU device. Returns run(*arrays) -> list of output arrays (not yet ready)."""
+    import jax
+    from jax._src import xla_bridge
+    from jax._src.lib import xla_client as xc
+
+    try:
+        from jaxlib import _jax
+        module = xc.hlo.hlo_module_from_text(text)
+        stablehlo = _jax.mlir.hlo_to_stablehlo(module.as_serialized_hlo_module_proto())
+        backend = xla_bridge.get_backend("cpu")
+        device = backend.local_devices()[0]
+        exe = backend.compile_and_load(stablehlo, xc.DeviceList((device,)), xc.CompileOptions())
+    except (ImportError, AttributeError) as e:
+        raise BridgeError(f"this jaxlib cannot compile HLO text ({type(e).__name__}: {e})") from None
+    except Exception as e:  # noqa: BLE001 - XLA refusing the module is bad input
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise BridgeError(f"{where}: XLA:CPU cannot compile it: {msg}") from None
+
+    def run(*arrays):
+        bufs = [jax.device_put(a, device) for a in arrays]
+        results = exe.execute_sharded(bufs)
+        return [outs[0] for outs in results.disassemble_into_single_device_arrays()]
+
+    return run
+
+
+def _module_runner(task: dict):
+    """run(*arrays) -> list of outputs: the task's module.hlo as XLA:CPU compiles it (a task
+    imported from HLO has no JAX function)."""
+    path = os.path.join(task["dir"], "module.hlo")
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise BridgeError(f"{path}: cannot read: {e}") from None
+    return compile_hlo_text(text, path)
+
+
+def task_runner(task: dict):
+    """(run(*arrays) -> list of outputs, what runs): the task's JAX function under jax.jit when
+    it has one, else its module.hlo compiled by XLA:CPU directly."""
     import jax
 
-    src = source_of_task(task)
+    if (task.get("source") or {}).get("workload"):
+        fn = jax.jit(source_of_task(task).fn)
+        return (lambda *a: _flat_outputs(fn(*a))), "jax-function"
+    return _module_runner(task), "module.hlo"
+
+
+def xla_outputs(task: dict, seed: int) -> list[np.ndarray]:
+    """XLA:CPU's outputs of the task (its JAX function, or its module.hlo when it has none) on
+    the task's inputs at `seed`."""
+    run, _ = task_runner(task)
     args = task_inputs(task, seed)
     try:
-        outs = _flat_outputs(jax.jit(src.fn)(*args))
+        outs = run(*args)
     except Exception as e:  # noqa: BLE001
         raise BridgeError(f"XLA:CPU failed to run the task: {type(e).__name__}: {e}") from None
     return [np.asarray(o) for o in outs]
@@ -94,13 +145,13 @@ def cpu_model() -> str:
 
 def time_task(task: dict, min_runs: int = 10, min_time_s: float = 1.0, warmup: int = 2,
               max_time_s: float = 300.0) -> dict:
-    """XLA:CPU timing of the task's JAX function: warm-up, then runs until both `min_runs` and
-    `min_time_s` are reached (or `max_time_s` passes); median and 10th/90th percentiles."""
+    """XLA:CPU timing of the task's JAX function (or of its module.hlo, for a task imported
+    from HLO): warm-up, then runs until both `min_runs` and `min_time_s` are reached (or
+    `max_time_s` passes); median and 10th/90th percentiles."""
     import jax
 
-    src = source_of_task(task)
+    fn, what = task_runner(task)
     args = [jax.device_put(a) for a in task_inputs(task, task["seed"])]
-    fn = jax.jit(src.fn)
     try:
         for _ in range(max(1, warmup)):
             jax.block_until_ready(fn(*args))
@@ -122,6 +173,7 @@ def time_task(task: dict, min_runs: int = 10, min_time_s: float = 1.0, warmup: i
         "id": task.get("id"),
         "scale": task.get("scale"),
         "engine": "xla-cpu",
+        "compiled": what,
         "median_s": median,
         "p10_s": float(np.percentile(s, 10)),
         "p90_s": float(np.percentile(s, 90)),
@@ -135,5 +187,5 @@ def time_task(task: dict, min_runs: int = 10, min_time_s: float = 1.0, warmup: i
     }
 
 
-__all__ = ["task_inputs", "save_inputs", "xla_outputs", "save_expected", "time_task",
-           "FLOAT_DTYPES"]
+__all__ = ["task_inputs", "save_inputs", "compile_hlo_text", "task_runner", "xla_outputs",
+           "save_expected", "time_task", "FLOAT_DTYPES"]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import REFERENCE, TINY_WORKLOAD, run_bridge
+from conftest import HERE as PYTHON_TESTS, REFERENCE, TINY_WORKLOAD, run_bridge
 from maxkernel_jax.errors import BridgeError
 from maxkernel_jax.export import export
 from maxkernel_jax.taskfile import load_task, task_to_yaml
@@ -109,6 +109,7 @@ def test_reference_file_with_example_arrays(tmp_path):
     assert task["tolerance"] == {"atol": 1e-3, "rtol": 1e-3}
     assert task["outputs"] == [{"shape": (4, 3), "dtype": "f32", "atol": 1e-3, "rtol": 1e-3}]
     assert task["description"] == "GELU(x @ w)."
+    assert [p["name"] for p in task["parameters"]] == ["x", "w"]  # gelu_mlp(x, w), not arg0
     loaded = load_task(out)
     (y,) = xla_outputs(loaded, 0)
     x, w = task_inputs(loaded, 0)
@@ -159,3 +160,42 @@ def test_existing_directory_needs_force(tmp_path):
     export(TINY_WORKLOAD, None, "ci", str(out), force=True)
     assert not (out / "keep").exists() and (out / "task.yaml").exists()
     assert sorted(os.listdir(tmp_path)) == ["t"]
+
+
+def test_argument_names():
+    from maxkernel_jax.sources import argument_names
+
+    def f(x, w, *rest, scale=1.0):
+        return x
+
+    assert argument_names(f, 2) == ["x", "w"]
+    assert argument_names(f, 4) == ["x", "w", "rest_0", "rest_1"]
+    assert argument_names(lambda a, b: a, 2) == ["a", "b"]
+    assert argument_names(max, 2) == ["arg0", "arg1"]  # no signature to read
+
+
+def test_hlo_text_runs_on_xla_cpu():
+    """A task imported from HLO is timed (and checked) through jaxlib's compiler: the dumped
+    attention block, compiled from its text, computes what the JAX function computes."""
+    import jax
+    import jax.numpy as jnp
+
+    from maxkernel_jax.xla import compile_hlo_text
+
+    dumps = os.path.join(os.path.dirname(PYTHON_TESTS), "..", "src", "hlo", "testdata", "jax_dumps")
+    with open(os.path.join(dumps, "attention.before_optimizations.txt")) as f:
+        run = compile_hlo_text(f.read())
+    rng = np.random.default_rng(0)
+    x, wq, wk, wv, wo = (rng.standard_normal(s).astype(np.float32)
+                         for s in [(16, 32)] + [(32, 32)] * 4)
+
+    def attention(x, wq, wk, wv, wo):  # as in generate.py there
+        q, k, v = x @ wq, x @ wk, x @ wv
+        s = (q @ k.T) / jnp.sqrt(jnp.float32(q.shape[-1]))
+        return (jax.nn.softmax(s, axis=-1) @ v) @ wo + x
+
+    (got,) = run(x, wq, wk, wv, wo)
+    want = jax.jit(attention)(x, wq, wk, wv, wo)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-4)
+    with pytest.raises(BridgeError, match="XLA:CPU cannot compile it"):
+        compile_hlo_text("HloModule broken\nENTRY e {\n  ROOT p = f32[] frob(0)\n}\n")

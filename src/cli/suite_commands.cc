@@ -10,11 +10,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/fusion_plan.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "hlo/dump_files.h"
 #include "hlo/parser.h"
+#include "hlo/printer.h"
 #include "hlo/verifier.h"
 #include "task/bridge.h"
+#include "task/param_names.h"
 #include "task/suite_index.h"
 #include "task/task.h"
 
@@ -26,6 +30,14 @@ using nlohmann::json;
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return IoError("cannot write " + path);
+  return Status::Ok();
 }
 
 Result<std::string> ReadText(const std::string& path) {
@@ -65,21 +77,60 @@ Result<task::InitSpec> DefaultInit(const hlo::Shape& shape, const std::string& n
   return init;
 }
 
+// The FLOPs of the module as the fusion planner counts them (the sum over its kernels, which
+// cover every instruction of the entry): what an imported task records when its source gives
+// none, so that reports and rooflines have a numerator. 0 when the planner refuses the module.
+int64_t PlannedFlops(const hlo::Module& module) {
+  Result<analysis::FusionPlan> plan = analysis::PlanFusion(module);
+  if (!plan.ok()) return 0;
+  int64_t flops = 0;
+  for (const analysis::Kernel& k : plan->kernels) flops += k.flops;
+  return flops;
+}
+
+// Gives the task's parameters and the module's entry parameters one name each, the user's
+// (task/param_names.h), and fills in the FLOPs from the plan when the source gave none.
+// Returns the module text to store: `text` as given when the entry's parameters already had
+// those names, else the module printed with them (canonical form, metadata dropped).
+Result<std::string> NameAndCount(task::Task& t, hlo::Module& module, const std::string& text) {
+  std::vector<std::string> names, before;
+  for (const task::TaskParameter& p : t.parameters) names.push_back(p.name);
+  for (const hlo::Instruction* p : module.entry()->parameters()) before.push_back(p->name);
+  MK_ASSIGN_OR_RETURN(std::vector<std::string> ids, task::RenameEntryParameters(module, names));
+  for (size_t i = 0; i < ids.size(); ++i) t.parameters[i].name = ids[i];
+  if (t.flops <= 0) t.flops = PlannedFlops(module);
+  return ids == before ? text : hlo::PrintModule(module);
+}
+
+// A dump file's task id: module_0012.jit_mlp.before_optimizations.txt -> mlp.
+std::string TaskIdOf(const std::string& path, const std::string& module_name) {
+  std::string stem = fs::path(path).stem().string();
+  if (stem.starts_with("module_") && module_name.starts_with("jit_")) return module_name.substr(4);
+  return stem;
+}
+
 Result<int> ImportHlo(const ImportOptions& o) {
   std::error_code ec;
   if (fs::exists(o.out, ec) && !o.force) {
     return InvalidArgument(o.out + " already exists (pass --force to replace it)");
   }
-  MK_ASSIGN_OR_RETURN(std::string text, ReadText(o.source));
-  MK_ASSIGN_OR_RETURN(auto module, hlo::ParseModule(text, o.source));
+  std::string source = o.source;
+  if (fs::is_directory(source, ec)) {
+    MK_ASSIGN_OR_RETURN(source, hlo::PickDumpedModule(source, o.function));
+  } else if (!o.function.empty()) {
+    return InvalidArgument("--function applies to Python files and XLA dump folders only");
+  }
+  MK_RETURN_IF_ERROR(hlo::CheckIsHloText(source));
+  MK_ASSIGN_OR_RETURN(std::string text, ReadText(source));
+  MK_ASSIGN_OR_RETURN(auto module, hlo::ParseModule(text, source));
   MK_RETURN_IF_ERROR(hlo::VerifyModule(*module));
   const hlo::Computation* entry = module->entry();
-  if (!entry || !entry->root()) return InvalidArgument(o.source + ": the module has no ENTRY");
+  if (!entry || !entry->root()) return InvalidArgument(source + ": the module has no ENTRY");
 
   task::Task t;
-  t.id = fs::path(o.source).stem().string();
+  t.id = TaskIdOf(source, module->name);
   t.name = module->name;
-  t.description = "Imported from " + fs::path(o.source).filename().string() +
+  t.description = "Imported from " + fs::path(source).filename().string() +
                   " (HLO dump; default input generators, edit as needed).";
   t.scale = "custom";
   int64_t bytes = 0;
@@ -100,17 +151,18 @@ Result<int> ImportHlo(const ImportOptions& o) {
   }
   for (const hlo::Shape& r : results) {
     if (!r.is_array()) {
-      return Unimplemented(o.source + ": nested tuple or token results are not supported");
+      return Unimplemented(source + ": nested tuple or token results are not supported");
     }
     t.outputs.push_back({hlo::Shape(r.dtype(), r.dims()), t.atol, t.rtol});
     bytes += r.byte_size();
     if (t.dtype.empty()) t.dtype = hlo::DTypeName(r.dtype());
   }
   t.bytes = bytes;
+  MK_ASSIGN_OR_RETURN(std::string module_text, NameAndCount(t, *module, text));
   MK_RETURN_IF_ERROR(task::ValidateTask(t));
   MK_RETURN_IF_ERROR(task::WriteTaskDirectory(
-      o.out, {{"task.yaml", task::TaskToYaml(t)}, {"module.hlo", text}}, o.force));
-  std::cerr << "imported " << o.source << " -> " << o.out << " (" << t.parameters.size()
+      o.out, {{"task.yaml", task::TaskToYaml(t)}, {"module.hlo", module_text}}, o.force));
+  std::cerr << "imported " << source << " -> " << o.out << " (" << t.parameters.size()
             << " parameters, " << t.outputs.size() << " outputs)\n";
   return kExitOk;
 }
@@ -144,6 +196,16 @@ Result<int> ImportPython(const ImportOptions& o) {
   }
   Status verified = hlo::VerifyModule(*loaded->module);
   if (!verified.ok()) return discard(verified.WithContext("the module JAX produced does not verify"));
+  // JAX names the HLO parameters `x.1`: the task's names go into the module, and FLOPs the
+  // source did not give come from the plan.
+  task::Task& t = loaded->task;
+  Result<std::string> staged_text = ReadText(staged + "/module.hlo");
+  if (!staged_text.ok()) return discard(staged_text.status());
+  Result<std::string> module_text = NameAndCount(t, *loaded->module, *staged_text);
+  if (!module_text.ok()) return discard(module_text.status());
+  Status rewritten = WriteTextFile(staged + "/module.hlo", *module_text);
+  if (rewritten.ok()) rewritten = WriteTextFile(staged + "/task.yaml", task::TaskToYaml(t));
+  if (!rewritten.ok()) return discard(rewritten);
   MK_RETURN_IF_ERROR(task::CommitTaskDirectory(staged, o.out, o.force));
   std::cerr << "imported " << o.source << " -> " << o.out << " (task " << loaded->task.id << ", "
             << loaded->task.scale << ")\n";
@@ -259,11 +321,9 @@ Result<int> Baseline(const BaselineOptions& o) {
     return InvalidArgument("choose the baseline engine: --xla (XLA:CPU through JAX) is the only "
                            "one for now");
   }
+  // A task with a JAX source is timed as jax.jit runs that function; one imported from HLO
+  // has its module.hlo compiled by XLA:CPU through jaxlib (python/maxkernel_jax/xla.py).
   MK_ASSIGN_OR_RETURN(task::Task t, task::LoadTask(o.task_dir));
-  if (t.source_workload.empty()) {
-    return InvalidArgument(o.task_dir + ": the task has no JAX source (imported from HLO?); "
-                           "XLA:CPU timing needs the JAX function");
-  }
   auto run = task::RunBridge({"time", o.task_dir, "--min-runs", std::to_string(o.min_runs),
                               "--min-time", std::to_string(o.min_time)});
   if (!run.ok()) return run.status();
@@ -309,10 +369,12 @@ void RegisterSuiteCommands(CLI::App& app, CommandResult& result) {
   CLI::App* import = app.add_subcommand(
       "import", "Make a task directory from a JAX file (via the Python bridge) or an HLO dump");
   import->add_option("source", import_opts->source,
-                     "reference.py / workload.py, or an HLO text dump (.hlo, .txt)")
+                     "reference.py / workload.py, an HLO text dump (.hlo, .txt), or an XLA dump "
+                     "folder (--xla_dump_to)")
       ->required();
   import->add_option("--function", import_opts->function,
-                     "the JAX function in a reference file (which must define INPUTS)");
+                     "the JAX function in a reference file (which must define INPUTS), or the jitted "
+                     "function whose jit_NAME module to take from a dump folder");
   import->add_option("--scale", import_opts->scale, "workload scale: ci, bench or full")
       ->capture_default_str();
   import->add_option("-o,--out", import_opts->out, "task directory to create")->required();
@@ -320,9 +382,6 @@ void RegisterSuiteCommands(CLI::App& app, CommandResult& result) {
   import->callback([import_opts, &result] {
     RunCommand(result, [&]() -> Result<int> {
       if (EndsWith(import_opts->source, ".py")) return ImportPython(*import_opts);
-      if (!import_opts->function.empty()) {
-        return InvalidArgument("--function applies to Python files only");
-      }
       return ImportHlo(*import_opts);
     });
   });
@@ -358,7 +417,9 @@ void RegisterSuiteCommands(CLI::App& app, CommandResult& result) {
   auto base = std::make_shared<BaselineOptions>();
   CLI::App* baseline = app.add_subcommand("baseline", "Time a task's baseline and record it");
   baseline->add_option("task", base->task_dir, "task directory")->required();
-  baseline->add_flag("--xla", base->xla, "XLA:CPU through JAX (the workload's own function)");
+  baseline->add_flag("--xla", base->xla,
+                     "XLA:CPU through JAX (the task's JAX function, or its module.hlo when it "
+                     "was imported from HLO)");
   baseline->add_flag("--json", base->as_json, "print JSON instead of a table");
   baseline->add_flag("!--no-record", base->record, "do not write the result into task.yaml");
   baseline->add_option("--min-runs", base->min_runs, "at least this many timed runs")

@@ -41,4 +41,12 @@ struct CalleeRef {
 Status ParseAttribute(Lexer& lx, const std::string& key, size_t key_pos, Instruction& inst,
                       std::vector<CalleeRef>& callees);
 
+// XLA's stack-trace tables (`FileNames`, `FunctionNames`, `FileLocations`, `StackFrames`; see
+// parse_metadata_tables.cc), which dumps print before or after the computations.
+// AtMetadataTable: the lexer stands at one (it does not move). SkipMetadataTable: reads it,
+// checking that each entry is `<id> "string"` or `<id> {...}`.
+bool AtMetadataTable(Lexer& lx);
+bool AtMetadataTableName(Lexer& lx);
+Status SkipMetadataTable(Lexer& lx);
+
 }  // namespace mk::hlo::parse

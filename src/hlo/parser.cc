@@ -1,5 +1,7 @@
 // HLO text -> Module. Grammar (as XLA and JAX print it):
-//   module      := 'HloModule' name (',' key '=' value)* computation*
+//   module      := 'HloModule' name (',' key '=' value)* (table | computation)*
+//   table       := ('FileNames' | 'FunctionNames' | 'FileLocations' | 'StackFrames')
+//                  (int (string | '{' ... '}'))*     (skipped: parse_metadata_tables.cc)
 //   computation := ['ENTRY'] name [signature] '{' instruction* '}'
 //   signature   := '(' [name ':' shape (',' name ':' shape)*] ')' '->' shape
 //   instruction := ['ROOT'] name '=' shape opcode '(' operands ')' (',' key '=' value)*
@@ -14,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "hlo/dump_files.h"
 #include "hlo/parse_internal.h"
 
 namespace mk::hlo {
@@ -110,6 +113,10 @@ class ModuleParser {
     while (true) {
       lx_.SkipTrivia();
       if (lx_.AtEof()) break;
+      if (parse::AtMetadataTable(lx_)) {
+        MK_RETURN_IF_ERROR(parse::SkipMetadataTable(lx_));
+        continue;
+      }
       size_t start = lx_.pos();
       bool is_entry = lx_.PeekWord("ENTRY", true);
       if (is_entry && entry >= 0) {
@@ -304,6 +311,7 @@ Result<std::unique_ptr<Module>> ParseModule(std::string_view text, const std::st
 }
 
 Result<std::unique_ptr<Module>> ParseModuleFile(const std::string& path) {
+  MK_RETURN_IF_ERROR(CheckIsHloText(path));  // an XLA dump's other files, named for what they are
   std::ifstream in(path, std::ios::binary);
   if (!in) return IoError("cannot open " + path);
   std::ostringstream buffer;
