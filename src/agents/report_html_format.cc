@@ -221,8 +221,7 @@ std::string RooflineHtml(std::optional<double> fraction, const std::optional<std
   if (!fraction) return Na(note.value_or(""));
   if (*fraction > 1) {
     // 102.5% means the peak was measured low (under load, say), not that the kernel beat it.
-    return Na("above the measured peak (" + FormatPercent(*fraction) +
-              "): the peak is stale or was measured under load");
+    return Na("above the measured peak: the peak is stale or was measured under load");
   }
   return Escape(FormatPercent(*fraction));
 }
