@@ -68,9 +68,9 @@ std::string PlanSection(const json& result) {
     auto lb = Number(*k, "lower_bound_s");
     auto measured = Number(*k, "measured_s");
     if (!measured) ++unmeasured;
-    bool ratio = lb && measured && *measured > 0;
-    s += "<td class=\"num\">" + (ratio ? Escape(FormatPercent(*lb / *measured)) : Na()) +
-         "</td></tr>\n";
+    std::optional<double> of_bound;
+    if (lb && measured && *measured > 0) of_bound = *lb / *measured;
+    s += "<td class=\"num\">" + RooflineHtml(of_bound, std::nullopt) + "</td></tr>\n";
   }
   s += "</table>\n";
   if (unmeasured > 0) {

@@ -36,7 +36,7 @@ TEST(ReportHtmlTest, FullResultIsWellFormedAndComplete) {
         "1.1 ms", "1.80×", "0.90×", "42.0%", "memory", "xla-cpu", "kernel.0.reduction",
         "maxkernel artifacts get " /* + sha */, "<h4>Plan</h4>", "<code>reduce</code>",
         "<strong>normalization</strong>", "<li>split rows</li>", "<pre><code>threads = 2",
-        "syntax: expected &#39;;&#39;", "{&quot;kernels&quot;:[{&quot;threads&quot;:2}]}",
+        "syntax: expected &#39;;&#39;", "#0 kernel.0.reduction threads 1 → 2",
         "1 of 2 kernel(s) have no measured time"}) {
     EXPECT_NE(html.find(needle), std::string::npos) << "missing: " << needle;
   }
