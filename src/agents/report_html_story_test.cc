@@ -145,6 +145,9 @@ TEST(ReportHtmlStoryTest, CandidatesShowSpreadLoadLibraryAndDuplicates) {
   EXPECT_NE(row5.find("<span class=\"badge duplicate\">duplicate</span>"), std::string::npos);
   EXPECT_NE(row5.find("duplicate of seq 2: the same library, not measured again"),
             std::string::npos) << row5;
+  // In the convergence plot the duplicate has its own colour and legend entry, in the no-time strip.
+  EXPECT_EQ(Count(Svg(html, "convergence"), "fill=\"#5a7fa8\""), 1u);
+  EXPECT_NE(html.find("duplicate (1)"), std::string::npos);
 }
 
 TEST(ReportHtmlStoryTest, BestSourceIsHighlightedAndFolded) {

@@ -133,6 +133,7 @@ const char* StatusColor(const std::string& status_class) {
   if (status_class == "correct") return "#2a9d4b";
   if (status_class == "build_failed") return "#d1495b";
   if (status_class == "test_failed") return "#e09f3e";
+  if (status_class == "duplicate") return "#5a7fa8";
   return "#888888";
 }
 
@@ -280,7 +281,7 @@ std::string ConvergenceChart(const json& result) {
   std::map<std::string, int> counts;
   for (const Point& p : points) ++counts[p.status_class];
   s += "<p class=\"legend\">\n";
-  for (const char* st : {"correct", "build_failed", "test_failed", "other"}) {
+  for (const char* st : {"correct", "build_failed", "test_failed", "duplicate", "other"}) {
     if (counts.count(st)) {
       s += Swatch(std::string("background:") + StatusColor(st) + ";border-radius:50%",
                   std::string(st == std::string("other") ? "other status" : st) + " (" +
