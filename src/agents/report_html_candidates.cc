@@ -90,8 +90,17 @@ std::string ScheduleCell(const json& result, const Row& row) {
   if (schedule == nullptr) return Na();
   std::optional<std::vector<const json*>> kernels = Kernels(schedule);
   if (!kernels) return "<code class=\"schedule\">" + Escape(CompactJson(*schedule, 600)) + "</code>";
-  std::optional<std::vector<const json*>> parent_kernels;
-  if (row.parent != nullptr) parent_kernels = Kernels(Field(*row.parent->candidate, "schedule"));
+  // What it is compared with: its parent, or for a candidate without one (the first) the
+  // planner's initial schedule, the point the search starts from.
+  const json* parent_schedule = nullptr;
+  std::string vs;
+  if (row.parent != nullptr) {
+    parent_schedule = Field(*row.parent->candidate, "schedule");
+    vs = "vs seq " + FormatPlain(row.parent->seq) + (row.explicit_parent ? "" : " (best so far)");
+  } else if ((parent_schedule = Field(Obj(result, "plan"), "initial")) != nullptr) {
+    vs = "vs the planner's initial schedule";
+  }
+  std::optional<std::vector<const json*>> parent_kernels = Kernels(parent_schedule);
 
   std::vector<std::string> changes;
   std::string full = "<ul class=\"params\">\n";
@@ -129,11 +138,9 @@ std::string ScheduleCell(const json& result, const Row& row) {
   full += "</ul>\n";
 
   std::string s;
-  if (row.parent == nullptr) {
+  if (vs.empty()) {
     s = "<span class=\"meta\">no parent: every parameter is new</span>";
   } else {
-    std::string vs = "vs seq " + FormatPlain(row.parent->seq) +
-                     (row.explicit_parent ? "" : " (best so far)");
     if (!parent_kernels) {
       s = "<span class=\"meta\">" + Escape(vs) + ": its schedule is unreadable</span>";
     } else if (changes.empty()) {

@@ -54,6 +54,13 @@ TEST(ReportHtmlStoryTest, EveryKernelOfTheScheduleWithTheDiffAgainstTheBestSoFar
   ExpectSound(html);
   // Seq 0 has nothing before it.
   EXPECT_NE(CandidateRow(html, 0).find("no parent"), std::string::npos);
+  // ... but where the plan records its initial schedule, seq 0 is compared with that.
+  json with_initial = r;
+  with_initial["plan"]["initial"] = TwoKernelSchedule(1, 2, 1);
+  std::string row0 = CandidateRow(RenderOptimizeReport(with_initial), 0);
+  EXPECT_NE(row0.find("vs the planner&#39;s initial schedule:</span> <mark class=\"changed\">#0 "
+                      "kernel.0.reduction unroll 2 → 4</mark>"),
+            std::string::npos) << row0;
   // Seq 2's parent is seq 0 (seq 1 failed): only kernel 0's unroll changed.
   std::string row2 = CandidateRow(html, 2);
   EXPECT_NE(row2.find("vs seq 0 (best so far)"), std::string::npos) << row2;
