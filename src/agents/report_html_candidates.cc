@@ -97,7 +97,9 @@ std::string ScheduleCell(const json& result, const Row& row) {
   if (row.parent != nullptr) {
     parent_schedule = Field(*row.parent->candidate, "schedule");
     vs = "vs seq " + FormatPlain(row.parent->seq) + (row.explicit_parent ? "" : " (best so far)");
-  } else if ((parent_schedule = Field(Obj(result, "plan"), "initial")) != nullptr) {
+  } else if (const json* initial = Field(Obj(result, "plan"), "initial");
+             initial != nullptr && Kernels(initial)) {
+    parent_schedule = initial;
     vs = "vs the planner's initial schedule";
   }
   std::optional<std::vector<const json*>> parent_kernels = Kernels(parent_schedule);

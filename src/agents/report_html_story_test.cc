@@ -350,6 +350,29 @@ TEST(ReportHtmlStoryTest, TargetIsaAndCompileFlagsAreShown) {
   EXPECT_NE(html.find("no bf16 arithmetic"), std::string::npos);
 }
 
+TEST(ReportHtmlStoryTest, MistypedNewFieldsDoNotCrash) {
+  json r = FullResult();
+  r["candidates"].push_back(7);
+  r["candidates"].push_back(json::array({1, 2}));
+  r["candidates"][0]["schedule"] = {{"kernels", "not an array"}};
+  r["candidates"][1]["schedule"] = {{"kernels", {1, nullptr, {{"threads", {1, 2}}}}}};
+  r["candidates"][2]["load"] = 3;
+  r["candidates"][2]["duration_s"] = "long";
+  r["candidates"][3]["parent_seq"] = 99;
+  r["candidates"][4]["parent_seq"] = 4;  // itself
+  r["candidates"][5]["duplicate_of"] = {{"x", 1}};
+  r["best"]["comparison_with_first"] = "faster";
+  r["best"]["comparison_with_xla"] = {{"verdict", {{"ci95", {"a", nullptr}}, {"verdict", 3}}},
+                                      {"round_ratios", {"x", nullptr}}, {"load_before", 1}};
+  r["plan"]["kernels"][0]["space"] = "none";
+  r["plan"]["kernels"][1]["space"] = {1, {{"values", "?"}}};
+  r["plan"]["initial"] = 5;
+  r["target"]["isa_level"] = 7;
+  std::string html = RenderOptimizeReport(r, ReportExtras{std::string("\0\x01\xc3", 3)});
+  ExpectSound(html);
+  EXPECT_NE(CandidateRow(html, 3).find("no parent"), std::string::npos);  // 99 is unknown
+}
+
 // ---- roofline chart defects (issue 29, "Also seen") ---------------------------------------------
 
 struct Label {
