@@ -10,16 +10,17 @@
 namespace mk::agents {
 namespace {
 
+using report::Badge;
 using report::Escape;
 using report::Field;
-using report::FormatCount;
-using report::FormatPercent;
 using report::FormatPlain;
 using report::FormatRatio;
 using report::FormatSeconds;
 using report::FormatSi;
 using report::Items;
+using report::Na;
 using report::Number;
+using report::Obj;
 using report::Text;
 using nlohmann::json;
 
@@ -56,34 +57,23 @@ pre code { background: none; padding: 0; }
           vertical-align: middle; }
 svg.chart { max-width: 100%; height: auto; border: 1px solid #eee; background: #fff; }
 tr.best td { background: #eef8f0; }
+.badge.duplicate { background: #5a7fa8; }
+.badge.faster { background: #2a9d4b; }
+.badge.slower { background: #d1495b; }
+.badge.inconclusive { background: #e09f3e; }
+.badge.loaded { background: #b5651d; }
+mark.changed { background: #fff0a8; padding: 0 2px; border-radius: 2px; }
+details summary { cursor: pointer; color: #1f5f99; }
+ul.params { margin: 2px 0 2px 0; padding-left: 16px; font-size: 0.92em; }
+pre.source { max-height: 640px; font-size: 0.85em; line-height: 1.35; }
+.kw { color: #0b4f9e; font-weight: 600; }
+.ty { color: #7b3f99; }
+.cm { color: #6a737d; font-style: italic; }
+.st { color: #a3302a; }
+.nu { color: #1a7f5a; }
+.pp { color: #8a5a00; }
 footer { margin-top: 40px; color: #888; font-size: 0.85em; }
 )css";
-
-const json& Obj(const json& result, const char* key) {
-  static const json kEmpty = json::object();
-  const json* v = Field(result, key);
-  return v != nullptr && v->is_object() ? *v : kEmpty;
-}
-
-std::string Na(const std::string& why = "") {
-  return "<span class=\"na\">—" + (why.empty() ? "" : " " + Escape(why)) + "</span>";
-}
-
-std::string Badge(const std::string& cls, const std::string& text) {
-  return "<span class=\"badge " + Escape(cls) + "\">" + Escape(text) + "</span>";
-}
-
-// A table cell with a number formatted by `format`, or a dash when the field is missing.
-template <typename Format>
-std::string NumCell(const json& obj, const char* key, Format format) {
-  std::optional<double> v = Number(obj, key);
-  return "<td class=\"num\">" + (v ? Escape(format(*v)) : Na()) + "</td>";
-}
-
-std::string TextCell(const json& obj, const char* key) {
-  std::optional<std::string> v = Text(obj, key);
-  return "<td>" + (v ? Escape(*v) : Na()) + "</td>";
-}
 
 // ---- header ----------------------------------------------------------------------------------
 
@@ -118,7 +108,17 @@ std::string Header(const json& result) {
     s += " · peaks " + Escape(peaks);
     if (auto src = Text(target, "peaks_source")) s += " (" + Escape(*src) + ")";
   }
+  if (Field(target, "peak_flops_f32") != nullptr && Field(target, "peak_flops_bf16") == nullptr) {
+    s += " · no bf16 arithmetic";
+  }
   s += "</p>\n";
+  std::string build;
+  if (auto isa = Text(target, "isa_level")) build += "ISA <b>" + Escape(*isa) + "</b>";
+  if (auto flags = Text(target, "compile_flags")) {
+    build += (build.empty() ? "" : " · ") + std::string("compiled with <code>") + Escape(*flags) +
+             "</code>";
+  }
+  if (!build.empty()) s += "<p class=\"meta\">Kernels built for " + build + "</p>\n";
 
   std::string task_line;
   for (const char* key : {"dtype", "scale"}) {
@@ -176,15 +176,35 @@ std::string Summary(const json& result) {
                   : Na("no baseline recorded for this task (maxkernel baseline TASK_DIR --xla "
                        "records one)"));
 
-  std::optional<double> vs_first = Number(best, "speedup_vs_first");
+  // The interleaved comparisons (the verdicts section) outrank ratios of separate medians.
+  const json& vs_first_ab = Obj(best, "comparison_with_first");
+  std::optional<double> vs_first = Number(vs_first_ab, "speedup");
+  if (!vs_first) vs_first = Number(best, "speedup_vs_first");
   if (!vs_first && best_s && first_s && *best_s > 0) vs_first = *first_s / *best_s;
-  s += Row("Speedup vs first", vs_first ? Escape(FormatRatio(*vs_first)) : Na());
-  std::optional<double> vs_base = Number(best, "speedup_vs_baseline");
-  if (!vs_base && best_s && base_s && *best_s > 0) vs_base = *base_s / *best_s;
-  s += Row("Speedup vs baseline (" + engine + ")",
-           vs_base ? Escape(FormatRatio(*vs_base)) : Na(base_s ? "" : "no baseline"));
-  std::optional<double> roof = Number(best, "roofline_fraction");
-  s += Row("% of roofline", roof ? Escape(FormatPercent(*roof)) : Na());
+  std::string vs_first_html = vs_first ? Escape(FormatRatio(*vs_first)) : Na();
+  std::string first_verdict = report::VerdictLine(vs_first_ab);
+  if (!first_verdict.empty()) vs_first_html += " · " + first_verdict;
+  s += Row("Speedup vs first", vs_first_html);
+  const json& vs_xla_ab = Obj(best, "comparison_with_xla");
+  std::optional<double> vs_base = Number(vs_xla_ab, "speedup");
+  std::string vs_base_html;
+  if (vs_base) {
+    vs_base_html = Escape(FormatRatio(*vs_base)) + " (interleaved in this run) · " +
+                   report::VerdictLine(vs_xla_ab);
+  } else {
+    vs_base = Number(best, "speedup_vs_baseline");
+    if (!vs_base && best_s && base_s && *best_s > 0) vs_base = *base_s / *best_s;
+    vs_base_html = vs_base ? Escape(FormatRatio(*vs_base)) +
+                                 " <span class=\"meta\">(against a median recorded at another "
+                                 "time: no verdict)</span>"
+                           : Na(base_s ? "" : "no baseline");
+    if (auto error = Text(vs_xla_ab, "error")) {
+      vs_base_html += " · the interleaved comparison failed: " + Escape(*error);
+    }
+  }
+  s += Row("Speedup vs baseline (" + engine + ")", vs_base_html);
+  s += Row("% of roofline", report::RooflineHtml(Number(best, "roofline_fraction"),
+                                                 Text(best, "roofline_note")));
   if (auto lb = Number(plan, "lower_bound_s")) {
     s += Row("Roofline lower bound", Escape(FormatSeconds(*lb)));
   }
@@ -221,80 +241,7 @@ std::string Summary(const json& result) {
   return s + "</section>\n";
 }
 
-// ---- tables ----------------------------------------------------------------------------------
-
-std::string PlanTable(const json& result) {
-  const json& plan = Obj(result, "plan");
-  std::vector<const json*> kernels = Items(plan, "kernels");
-  std::string s = "<section id=\"plan\">\n<h2>Plan</h2>\n";
-  if (kernels.empty())
-    return s + "<p class=\"missing\">The result has no plan kernels.</p>\n</section>\n";
-  s += "<table>\n<tr><th>id</th><th>name</th><th>family</th><th>FLOPs</th><th>bytes</th>"
-       "<th>intensity (FLOP/B)</th><th>bound by</th><th>lower bound</th><th>measured</th>"
-       "<th>of bound</th></tr>\n";
-  int unmeasured = 0;
-  for (const json* k : kernels) {
-    s += "<tr>" + TextCell(*k, "id") + TextCell(*k, "name") + TextCell(*k, "family") +
-         NumCell(*k, "flops", FormatCount) + NumCell(*k, "bytes", FormatCount) +
-         NumCell(*k, "intensity", FormatPlain) + TextCell(*k, "bound") +
-         NumCell(*k, "lower_bound_s", FormatSeconds) + NumCell(*k, "measured_s", FormatSeconds);
-    auto lb = Number(*k, "lower_bound_s");
-    auto measured = Number(*k, "measured_s");
-    if (!measured) ++unmeasured;
-    bool ratio = lb && measured && *measured > 0;
-    s += "<td class=\"num\">" + (ratio ? Escape(FormatPercent(*lb / *measured)) : Na()) +
-         "</td></tr>\n";
-  }
-  s += "</table>\n";
-  if (unmeasured > 0) {
-    s += "<p class=\"missing\">" + std::to_string(unmeasured) + " of " +
-         std::to_string(kernels.size()) + " kernel(s) have no measured time.</p>\n";
-  }
-  return s + "</section>\n";
-}
-
-std::string DiagnosisText(const json& candidate) {
-  const json* d = Field(candidate, "diagnosis");
-  if (d == nullptr) return "";
-  if (d->is_string()) return d->get<std::string>();
-  if (d->is_object()) {
-    std::string cls = Text(*d, "class").value_or("");
-    for (const char* key : {"summary", "message", "detail"}) {
-      if (auto line = Text(*d, key)) return cls.empty() ? *line : cls + ": " + *line;
-    }
-    if (!cls.empty()) return cls;
-  }
-  return report::CompactJson(*d, 300);
-}
-
-std::string CandidatesTable(const json& result) {
-  std::vector<const json*> candidates = Items(result, "candidates");
-  std::string s = "<section id=\"candidates\">\n<h2>Candidates</h2>\n";
-  if (candidates.empty())
-    return s + "<p class=\"missing\">No candidates were run.</p>\n</section>\n";
-  std::optional<double> best_seq = Number(Obj(result, "best"), "seq");
-  s += "<table>\n<tr><th>seq</th><th>candidate</th><th>status</th><th>time</th>"
-       "<th>best so far</th><th>of roofline</th><th>took</th><th>schedule</th>"
-       "<th>diagnosis</th></tr>\n";
-  for (const json* c : candidates) {
-    bool is_best = best_seq && Number(*c, "seq") == best_seq;
-    std::string status = Text(*c, "status").value_or("no status");
-    s += std::string(is_best ? "<tr class=\"best\">" : "<tr>") + TextCell(*c, "seq") +
-         TextCell(*c, "candidate_id") + "<td>" + Badge(report::StatusClass(*c), status) +
-         (is_best ? " best" : "") + "</td>" + NumCell(*c, "median_s", FormatSeconds) +
-         NumCell(*c, "best_so_far_s", FormatSeconds) +
-         NumCell(*c, "roofline_fraction", FormatPercent) + NumCell(*c, "elapsed_s", FormatSeconds);
-    const json* schedule = Field(*c, "schedule");
-    s += "<td>" +
-         (schedule ? "<code class=\"schedule\">" + Escape(report::CompactJson(*schedule, 600)) +
-                         "</code>"
-                   : Na()) +
-         "</td>";
-    std::string diagnosis = DiagnosisText(*c);
-    s += "<td>" + (diagnosis.empty() ? Na() : Escape(diagnosis)) + "</td></tr>\n";
-  }
-  return s + "</table>\n</section>\n";
-}
+// ---- artifacts -------------------------------------------------------------------------------
 
 std::string Artifacts(const json& result) {
   std::string s = "<section id=\"artifacts\">\n<h2>Artifacts</h2>\n";
@@ -314,17 +261,9 @@ std::string Artifacts(const json& result) {
   return s + "</table>\n</section>\n";
 }
 
-std::string Rationale(const json& result) {
-  std::string s = "<section id=\"rationale\">\n<h2>Planner's rationale</h2>\n";
-  std::optional<std::string> md = Text(Obj(result, "plan"), "rationale_markdown");
-  if (!md || md->empty())
-    return s + "<p class=\"missing\">The planner gave no rationale.</p>\n</section>\n";
-  return s + report::MarkdownToHtml(*md) + "</section>\n";
-}
-
 }  // namespace
 
-std::string RenderOptimizeReport(const json& result) {
+std::string RenderOptimizeReport(const json& result, const ReportExtras& extras) {
   std::string task_title = Text(Obj(result, "task"), "name").value_or(
       Text(Obj(result, "task"), "id").value_or("optimize run"));
   std::string s =
@@ -343,14 +282,16 @@ std::string RenderOptimizeReport(const json& result) {
          std::string(kSchema) + ": showing the fields this report knows.</p>\n";
   }
   s += Summary(result);
+  s += report::VerdictsSection(result);
   s += "<section id=\"convergence-plot\">\n<h2>Convergence</h2>\n" +
        report::ConvergenceChart(result) + "</section>\n";
   s += "<section id=\"roofline-chart\">\n<h2>Roofline</h2>\n" + report::RooflineChart(result) +
        "</section>\n";
-  s += PlanTable(result);
-  s += CandidatesTable(result);
+  s += report::PlanSection(result);
+  s += report::RationaleSection(result);
+  s += report::CandidatesSection(result);
+  s += report::SourceSection(result, extras.best_source);
   s += Artifacts(result);
-  s += Rationale(result);
   s += "<footer>Generated by maxkernel from an optimize result (" + Escape(schema.value_or("")) +
        ").</footer>\n</body>\n</html>\n";
   return s;

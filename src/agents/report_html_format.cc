@@ -41,9 +41,15 @@ std::vector<const json*> Items(const json& obj, const char* key) {
   return out;
 }
 
+const json& Obj(const json& obj, const char* key) {
+  static const json kEmpty = json::object();
+  const json* v = Field(obj, key);
+  return v != nullptr && v->is_object() ? *v : kEmpty;
+}
+
 std::string StatusClass(const json& candidate) {
   std::string s = Text(candidate, "status").value_or("");
-  if (s == "correct" || s == "build_failed" || s == "test_failed") return s;
+  if (s == "correct" || s == "build_failed" || s == "test_failed" || s == "duplicate") return s;
   return "other";
 }
 
@@ -190,6 +196,34 @@ std::string FormatCount(double value) {
     out += digits[i];
   }
   return value < 0 ? "-" + out : out;
+}
+
+// ---- small HTML pieces ----------------------------------------------------------------------
+
+std::string Na(const std::string& why) {
+  return "<span class=\"na\">—" + (why.empty() ? "" : " " + Escape(why)) + "</span>";
+}
+
+std::string Badge(const std::string& cls, const std::string& text) {
+  return "<span class=\"badge " + Escape(cls) + "\">" + Escape(text) + "</span>";
+}
+
+std::string Missing(const std::string& what) {
+  return "<p class=\"missing\">" + Escape(what) + "</p>\n";
+}
+
+std::string TextCell(const json& obj, const char* key) {
+  std::optional<std::string> v = Text(obj, key);
+  return "<td>" + (v ? Escape(*v) : Na()) + "</td>";
+}
+
+std::string RooflineHtml(std::optional<double> fraction, const std::optional<std::string>& note) {
+  if (!fraction) return Na(note.value_or(""));
+  if (*fraction > 1) {
+    // 102.5% means the peak was measured low (under load, say), not that the kernel beat it.
+    return Na("above the measured peak: the peak is stale or was measured under load");
+  }
+  return Escape(FormatPercent(*fraction));
 }
 
 // ---- markdown --------------------------------------------------------------------------------

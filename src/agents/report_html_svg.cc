@@ -129,14 +129,11 @@ std::string SvgOpen(const std::string& id, int w, int h, const std::string& labe
          "\" font-family=\"sans-serif\">\n";
 }
 
-std::string Missing(const std::string& what) {
-  return "<p class=\"missing\">" + Escape(what) + "</p>\n";
-}
-
 const char* StatusColor(const std::string& status_class) {
   if (status_class == "correct") return "#2a9d4b";
   if (status_class == "build_failed") return "#d1495b";
   if (status_class == "test_failed") return "#e09f3e";
+  if (status_class == "duplicate") return "#5a7fa8";
   return "#888888";
 }
 
@@ -284,7 +281,7 @@ std::string ConvergenceChart(const json& result) {
   std::map<std::string, int> counts;
   for (const Point& p : points) ++counts[p.status_class];
   s += "<p class=\"legend\">\n";
-  for (const char* st : {"correct", "build_failed", "test_failed", "other"}) {
+  for (const char* st : {"correct", "build_failed", "test_failed", "duplicate", "other"}) {
     if (counts.count(st)) {
       s += Swatch(std::string("background:") + StatusColor(st) + ";border-radius:50%",
                   std::string(st == std::string("other") ? "other status" : st) + " (" +
@@ -314,6 +311,15 @@ struct RoofPoint {
   bool module;
 };
 
+// ", 42.3% of the roof" for a tooltip. Above the roof the peak was measured low: say so rather
+// than print a figure over 100% (or clamp it to 100%).
+std::string OfTheRoof(double gflops, std::optional<double> attainable) {
+  if (!attainable || !(*attainable > 0)) return "";
+  double f = gflops / *attainable;
+  if (f > 1) return ", above the roof: the measured peak is too low (stale or taken under load)";
+  return ", " + FormatPercent(f) + " of the roof";
+}
+
 }  // namespace
 
 std::string RooflineChart(const json& result) {
@@ -324,10 +330,24 @@ std::string RooflineChart(const json& result) {
   double bw = std::max(0.0, Number(t, "bandwidth_bytes_per_s").value_or(0));
   double bw_g = bw / 1e9;  // GB/s: GFLOP/s per FLOP/byte
   std::vector<Roof> roofs;
-  for (auto [key, dtype] :
-       {std::pair{"peak_flops_f32", "f32"}, std::pair{"peak_flops_bf16", "bf16"}}) {
-    std::optional<double> p = Number(t, key);
-    if (p && *p > 0) roofs.push_back({dtype, *p / 1e9});
+  std::vector<std::string> notes;
+  if (std::optional<double> p = Number(t, "peak_flops_f32"); p && *p > 0) {
+    roofs.push_back({"f32", *p / 1e9});
+  }
+  // A bf16 roof only where the CPU does bf16 arithmetic: the result says so with a null peak
+  // (and an ISA level without bf16); older results gave such a CPU the f32 peak as its bf16
+  // peak, which drew a second roof on top of the first.
+  std::string isa = Text(t, "isa_level").value_or("");
+  bool isa_without_bf16 = !isa.empty() && isa.find("bf16") == std::string::npos && isa != "amx";
+  if (std::optional<double> p = Number(t, "peak_flops_bf16"); p && *p > 0) {
+    if (isa_without_bf16) {
+      notes.push_back("No bf16 roof: the kernels were built for " + isa +
+                      ", which has no bf16 arithmetic.");
+    } else if (!roofs.empty() && *p / 1e9 == roofs.front().peak_gflops) {
+      notes.push_back("No bf16 roof: its peak equals the f32 peak (bf16 runs as f32 on this CPU).");
+    } else {
+      roofs.push_back({"bf16", *p / 1e9});
+    }
   }
   // The roof a point is judged against: the task's dtype when its peak is known.
   std::string task_dtype;
@@ -343,7 +363,6 @@ std::string RooflineChart(const json& result) {
   };
 
   std::vector<RoofPoint> points;
-  std::vector<std::string> notes;
   int unmeasured = 0, no_flops = 0, unplottable = 0, kernels = 0;
   const json* plan = Field(result, "plan");
   for (const json* k : Items(plan != nullptr ? *plan : kEmpty, "kernels")) {
@@ -370,8 +389,7 @@ std::string RooflineChart(const json& result) {
     p.label = "#" + id;
     p.title = "kernel " + id + " " + Text(*k, "name").value_or("") + ": " +
               FormatPlain(p.intensity) + " FLOP/B, " + FormatPlain(p.gflops) + " GFLOP/s";
-    if (auto a = attainable(p.intensity))
-      p.title += ", " + FormatPercent(p.gflops / *a) + " of the roof";
+    p.title += OfTheRoof(p.gflops, attainable(p.intensity));
     points.push_back(std::move(p));
   }
   const json* task = Field(result, "task");
@@ -387,8 +405,7 @@ std::string RooflineChart(const json& result) {
                 true};
     p.title = "whole module, best candidate: " + FormatPlain(p.intensity) + " FLOP/B, " +
               FormatPlain(p.gflops) + " GFLOP/s";
-    if (auto a = attainable(p.intensity))
-      p.title += ", " + FormatPercent(p.gflops / *a) + " of the roof";
+    p.title += OfTheRoof(p.gflops, attainable(p.intensity));
     points.push_back(std::move(p));
   } else if (best_s <= 0) {
     notes.push_back("No module point: the run has no best (correct) candidate.");
@@ -448,11 +465,8 @@ std::string RooflineChart(const json& result) {
   // One memory slope, shared by every peak, up to the highest ridge point (min(peak, I x bw)
   // for each peak is that slope then its own flat line); then one flat line per peak.
   const char* roof_colors[] = {"#1f3f77", "#7b3f99"};
-  double highest = 0, lowest = INFINITY;
-  for (const Roof& r : roofs) {
-    highest = std::max(highest, r.peak_gflops);
-    lowest = std::min(lowest, r.peak_gflops);
-  }
+  double highest = 0;
+  for (const Roof& r : roofs) highest = std::max(highest, r.peak_gflops);
   if (bw > 0) {
     double max_ridge = roofs.empty() ? INFINITY : highest / bw_g;
     double x_start = std::max(x.lo, y.lo / bw_g);
@@ -471,20 +485,27 @@ std::string RooflineChart(const json& result) {
                        "\" transform=\"rotate(" + Px(angle) + " " + Px(lx) + " " + Px(ly) + ")\"");
     }
   }
+  // The flat roofs, then their labels laid out together so that close peaks stay legible.
+  std::vector<size_t> drawn;
+  std::vector<double> line_y;
   for (size_t i = 0; i < roofs.size(); ++i) {
     const Roof& r = roofs[i];
     double ridge = bw > 0 ? r.peak_gflops / bw_g : 0;
     if (!(ridge < x.hi)) continue;  // the peak is never reached inside the chart
-    std::string color = roof_colors[i % 2];
     double py = y.Map(r.peak_gflops);
     s += "<path d=\"M" + Px(x.Map(std::max(x.lo, ridge))) + " " + Px(py) + " L" +
-         Px(x.Map(x.hi)) + " " + Px(py) + "\" fill=\"none\" stroke=\"" + color +
+         Px(x.Map(x.hi)) + " " + Px(py) + "\" fill=\"none\" stroke=\"" + roof_colors[i % 2] +
          "\" stroke-width=\"2\"" + (i == 0 ? "" : " stroke-dasharray=\"8 4\"") + "/>\n";
-    // With two peaks the lower one's label goes under its line, so close peaks stay legible.
-    double label_y = roofs.size() > 1 && r.peak_gflops == lowest ? py + 14 : py - 5;
-    s += SvgText(f.right - 4, label_y, "end",
+    drawn.push_back(i);
+    line_y.push_back(py);
+  }
+  std::vector<double> label_y = LayoutRoofLabels(line_y, f.top, f.bottom);
+  for (size_t k = 0; k < drawn.size(); ++k) {
+    const Roof& r = roofs[drawn[k]];
+    s += SvgText(f.right - 4, label_y[k], "end",
                  Escape(r.dtype + " peak " + FormatSi(r.peak_gflops * 1e9, "FLOP/s")),
-                 " font-size=\"11\" fill=\"" + color + "\"");
+                 " font-size=\"" + Px(kLabelFontPx) + "\" fill=\"" + roof_colors[drawn[k] % 2] +
+                     "\"");
   }
   for (const RoofPoint& p : points) {
     double px = x.Map(p.intensity), py = y.Map(p.gflops);
@@ -505,6 +526,33 @@ std::string RooflineChart(const json& result) {
   s += Swatch("background:#e07a1f;transform:rotate(45deg)", "the whole module (best candidate)");
   s += "</p>\n";
   return s + notes_html;
+}
+
+std::vector<double> LayoutRoofLabels(const std::vector<double>& line_y, double top,
+                                     double bottom) {
+  std::vector<size_t> order(line_y.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return line_y[a] < line_y[b]; });
+  std::vector<double> out(line_y.size());
+  const double above = 5, below = kLabelFontPx + 3;  // baseline offsets from the line
+  std::optional<double> prev;
+  for (size_t i : order) {
+    double y = line_y[i] - above;
+    // Too close to the label above: go under this label's own line, and further if needed.
+    if (prev && y < *prev + kLabelLineHeight) y = std::max(line_y[i] + below, *prev + kLabelLineHeight);
+    out[i] = y;
+    prev = y;
+  }
+  if (order.empty()) return out;
+  // Keep the stack inside the frame: the first label's top below `top`, the last's baseline
+  // above `bottom` (a stack taller than the frame keeps its top).
+  double first = out[order.front()], last = out[order.back()];
+  double shift = 0;
+  if (last > bottom - 3) shift = bottom - 3 - last;
+  if (first + shift - kLabelFontPx < top) shift = top + kLabelFontPx - first;
+  for (double& y : out) y += shift;
+  return out;
 }
 
 }  // namespace mk::agents::report

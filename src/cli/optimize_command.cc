@@ -323,7 +323,12 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
 
   std::vector<OutputFile> files;
   if (!o.report.empty()) {
-    std::string html = agents::RenderOptimizeReport(*result);
+    agents::ReportExtras extras;  // the report shows the best kernel's source, from the store
+    json sha = result->value(json::json_pointer("/best/artifacts/source"), json());
+    if (sha.is_string()) {
+      if (auto source = artifacts.Get(sha.get<std::string>()); source.ok()) extras.best_source = *source;
+    }
+    std::string html = agents::RenderOptimizeReport(*result, extras);
     MK_ASSIGN_OR_RETURN(std::string report_sha, artifacts.Put(html, "text/html"));
     (*result)["report_artifact"] = report_sha;
     (void)db->AddEvent(result->value("run_id", int64_t{0}), "run.report",
