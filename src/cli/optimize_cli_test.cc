@@ -110,7 +110,7 @@ TEST_F(OptimizeCliTest, ProducesAResultJsonAReportAndAMetricsFile) {
   std::string prom = ReadFile(metrics);
   for (const char* name : {"maxkernel_auto_optimization_duration_seconds",
                            "maxkernel_agent_execution_duration_seconds_bucket",
-                           "maxkernel_candidates_total{status=\"correct\"}",
+                           "maxkernel_candidates_total{task=\"two\",status=\"correct\"}",
                            "maxkernel_best_speedup{task=\"two\""}) {
     EXPECT_NE(prom.find(name), std::string::npos) << name << "\n" << prom;
   }
