@@ -34,9 +34,10 @@ def test_suite_list(mk_bin):
     assert "llama3_70b_rmsnorm" in row and "FLOP" in row
     r = run_mk(mk_bin, "suite", "list", "--json")
     assert r.returncode == 0, r.stderr
-    workloads = json.loads(r.stdout)
+    listed = json.loads(r.stdout)
+    assert isinstance(listed, dict) and set(listed) == {"workloads"}
     with open(os.path.join(SUITE_DIR, "suite.json")) as f:
-        assert workloads == json.load(f)["workloads"]
+        assert listed["workloads"] == json.load(f)["workloads"]
 
 
 def test_suite_list_bad_index(mk_bin, tmp_path):

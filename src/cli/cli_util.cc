@@ -11,6 +11,8 @@
 #include <iostream>
 #include <new>
 
+#include <nlohmann/json.hpp>
+
 namespace mk::cli {
 namespace {
 
@@ -30,6 +32,14 @@ Status WriteAll(int fd, const std::string& contents, const std::string& path) {
 
 }  // namespace
 
+Status CheckNotADirectory(const std::string& path, const std::string& what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return InvalidArgument("is a directory, not " + what, SourceLoc{path, 0, 0});
+  }
+  return Status::Ok();
+}
+
 int ExitCodeFor(const Status& status) {
   if (status.ok()) return kExitOk;
   if (status.code() == ErrorCode::kEnvironment) return kExitEnvironment;
@@ -37,9 +47,57 @@ int ExitCodeFor(const Status& status) {
   return status.code() == ErrorCode::kInternal ? kExitFailed : kExitBadInput;
 }
 
+namespace {
+
+bool g_json_errors = false;
+
+const char* CodeName(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument: return "invalid_argument";
+    case ErrorCode::kNotFound: return "not_found";
+    case ErrorCode::kUnimplemented: return "unimplemented";
+    case ErrorCode::kInternal: return "internal";
+    case ErrorCode::kIo: return "io";
+  }
+  return "error";
+}
+
+}  // namespace
+
+void SetJsonErrors(bool on) { g_json_errors = on; }
+
+int ReportFailure(const std::string& message) {
+  std::cerr << "error: " << message << std::endl;
+  if (g_json_errors) {
+    nlohmann::json e = {{"code", "failed"}, {"message", message}, {"exit_code", kExitFailed}};
+    std::cout << nlohmann::json{{"error", e}}.dump(-1, ' ', false,
+                                                   nlohmann::json::error_handler_t::replace)
+              << std::endl;
+  }
+  return kExitFailed;
+}
+
+std::string ErrorJson(const Status& status, const char* code_name) {
+  nlohmann::json e = {{"code", code_name != nullptr ? code_name : CodeName(status.code())},
+                      {"message", status.message()},
+                      {"exit_code", ExitCodeFor(status)}};
+  if (!status.loc().file.empty()) e["file"] = status.loc().file;
+  if (status.loc().line > 0) e["line"] = status.loc().line;
+  if (status.loc().col > 0) e["col"] = status.loc().col;
+  // Messages can quote the user's bytes (a file's contents): never throw on invalid UTF-8.
+  return nlohmann::json{{"error", e}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 int ReportError(const Status& status) {
   std::cerr << status.ToString() << std::endl;
+  if (g_json_errors) std::cout << ErrorJson(status) << std::endl;
   return ExitCodeFor(status);
+}
+
+int ReportUsageError(const std::string& message) {
+  std::cerr << "error: " << message << "\nRun with --help for more information." << std::endl;
+  if (g_json_errors) std::cout << ErrorJson(InvalidArgument(message), "usage") << std::endl;
+  return kExitBadInput;
 }
 
 void RunCommand(CommandResult& result, const std::function<Result<int>()>& body) {

@@ -191,7 +191,10 @@ TEST_F(EngineCliTest, CompileWritesALibraryThatTheExampleCalls) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["name"], "add_pair");
-  EXPECT_EQ(j["hash"].get<std::string>().size(), 64u);
+  // The same key as `export --json` (docs/CLI.md): one name for one thing.
+  ASSERT_TRUE(j["implementation_hash"].is_string()) << r.out;
+  EXPECT_EQ(j["implementation_hash"].get<std::string>().size(), 64u);
+  EXPECT_FALSE(j.contains("hash")) << r.out;
   for (const char* f : {"module.cc", "libmaxkernel_add_pair.so", "add_pair.h", "example.c",
                         "plan.txt"}) {
     EXPECT_TRUE(fs::exists(Path("lib/") + f)) << f;

@@ -79,9 +79,8 @@ Result<int> RunCompile(const CompileOptions& o) {
   MK_ASSIGN_OR_RETURN(agents::LoweredModule lowered, engine.Lower(*input.module));
   Result<runtime::CompiledLibrary> lib = engine.Build(lowered.impl);
   if (!lib.ok()) {
-    // Generated code the compiler rejects is our bug, not the user's input.
-    std::cerr << lib.status().ToString() << std::endl;
-    return kExitFailed;
+    // Generated code the compiler rejects is our bug, not the user's input (exit 1).
+    return Status(ErrorCode::kInternal, lib.status().message(), lib.status().loc());
   }
   MK_ASSIGN_OR_RETURN(std::string so_bytes, ReadWholeFile(lib->so_path));
 
@@ -116,7 +115,7 @@ Result<int> RunCompile(const CompileOptions& o) {
     for (const Named& f : files) j["files"][f.key] = (dir / f.file).string();
     j["name"] = name;
     j["target"] = o.target;
-    j["hash"] = lowered.impl.hash;
+    j["implementation_hash"] = lowered.impl.hash;
     j["library_sha256"] = Sha256Hex(so_bytes);
     j["cache_hit"] = lib->cache_hit;
     j["kernels"] = lowered.plan.kernels.size();

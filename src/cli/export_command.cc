@@ -41,8 +41,7 @@ Result<int> RunExport(const ExportOptions& o) {
   MK_ASSIGN_OR_RETURN(agents::RunExport e, agents::ExportRun(*s.db, *s.artifacts, run_id, options));
   if (!e.refused.empty()) {
     // The run exists but produced nothing to ship: like any run without an acceptable result.
-    std::cerr << "error: " << e.refused << std::endl;
-    return kExitFailed;
+    return ReportFailure(e.refused);
   }
 
   std::error_code ec;

@@ -63,8 +63,13 @@ std::string Signature(const ModuleSummary& s) {
   return out + ") -> " + s.result;
 }
 
+Result<std::unique_ptr<hlo::Module>> ParseHloFile(const std::string& path) {
+  MK_RETURN_IF_ERROR(CheckNotADirectory(path, "an HLO text file"));
+  return hlo::ParseModuleFile(path);
+}
+
 Result<std::unique_ptr<hlo::Module>> LoadVerifiedModule(const std::string& path) {
-  MK_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, hlo::ParseModuleFile(path));
+  MK_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, ParseHloFile(path));
   MK_RETURN_IF_ERROR(hlo::VerifyModule(*module));
   return module;
 }
@@ -98,7 +103,7 @@ Result<int> RunCheck(const CheckOptions& opts) {
 
 Result<int> RunFmt(const FmtOptions& opts) {
   // No verification: fmt should also tidy modules that the verifier would reject.
-  MK_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, hlo::ParseModuleFile(opts.file));
+  MK_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> module, ParseHloFile(opts.file));
   std::string text = hlo::PrintModule(*module);
   if (opts.output.empty()) {
     std::cout << text << std::flush;

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -20,6 +21,7 @@
 #include "cli/cli_test_util.h"
 #include "store/lease.h"
 #include "store/sqlite_store.h"
+#include "support/metrics_test_util.h"
 
 namespace mk::cli {
 namespace {
@@ -110,18 +112,92 @@ TEST_F(OptimizeCliTest, ProducesAResultJsonAReportAndAMetricsFile) {
   std::string prom = ReadFile(metrics);
   for (const char* name : {"maxkernel_auto_optimization_duration_seconds",
                            "maxkernel_agent_execution_duration_seconds_bucket",
-                           "maxkernel_candidates_total{status=\"correct\"}",
+                           "maxkernel_candidates_total{task=\"two\",status=\"correct\"}",
                            "maxkernel_best_speedup{task=\"two\""}) {
     EXPECT_NE(prom.find(name), std::string::npos) << name << "\n" << prom;
   }
   EXPECT_FALSE(fs::exists(metrics.string() + ".tmp." + std::to_string(::getpid())));
 
-  // The table form names the best candidate and its artifacts.
+  // `runs show` finds the stored report (optimize stores it after the pipeline has finished).
+  auto shown = RunMaxkernel({"runs", "show", std::to_string(j["run_id"].get<int64_t>()), "--db",
+                             db_, "--json"});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  json s = json::parse(shown.out, nullptr, false);
+  ASSERT_TRUE(s.is_object()) << shown.out;
+  EXPECT_EQ(s["run"]["report_artifact"], j["report_artifact"]) << s["run"].dump();
+  EXPECT_EQ(s["run"]["result_artifact"], j["result_artifact"]) << s["run"].dump();
+
+  // Progress (stderr, one line per candidate when not a terminal): each candidate's own
+  // duration ("took"), and the run's elapsed time separately. Durations add up to at most the
+  // elapsed time; times since the start would add up to more.
+  std::regex progress_line(R"(cand ([0-9]+): .*took ([0-9.]+) s.*\(elapsed ([0-9.]+) s\))");
+  double took_sum = 0, last_elapsed = 0;
+  int lines = 0;
+  std::istringstream err(r.err);
+  for (std::string line; std::getline(err, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, progress_line)) continue;
+    ++lines;
+    took_sum += std::stod(m[2]);
+    last_elapsed = std::stod(m[3]);
+    EXPECT_LE(std::stod(m[2]), last_elapsed + 0.05) << line;
+  }
+  EXPECT_GE(lines, 3) << r.err;  // and one per duplicate, if the search proposed any
+  EXPECT_LE(took_sum, last_elapsed + 0.1) << r.err;
+
+  // The table form names the best candidate and its artifacts, and what each candidate took.
   auto t = RunMaxkernel({"optimize", "--xla-rounds", "0", task_.string(), "--max-iterations", "1", "--db", db_, "-q",
                          "--min-time", "0.02", "--no-probe"});
   ASSERT_EQ(t.exit_code, 0) << t.err;
   EXPECT_NE(t.out.find("best"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("artifact   library"), std::string::npos) << t.out;
+  EXPECT_TRUE(std::regex_search(t.out, std::regex(R"(seq +status +median +roofline +took)")))
+      << t.out;
+  EXPECT_TRUE(std::regex_search(t.out, std::regex(R"(\n +0 +[a-z_]+ .* [0-9]+\.[0-9]{2} s )")))
+      << t.out;
+}
+
+// Two tasks' textfiles in one textfile-collector folder (docs/REPORTS_AND_METRICS.md's cron
+// example): every series names its task, so no series is in both files; the merged scrape
+// passes `promtool check metrics`.
+TEST_F(OptimizeCliTest, TwoTasksMetricsFilesShareACollectorFolder) {
+  fs::path other = dir_ / "other";
+  fs::create_directories(other);
+  std::string yaml = kYaml;
+  yaml.replace(yaml.find("id: \"two\""), 9, "id: \"dos\"");
+  std::ofstream(other / "task.yaml") << yaml;
+  std::ofstream(other / "module.hlo") << kModule;
+  fs::path folder = dir_ / "textfile";
+  fs::create_directories(folder);
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const fs::path& task : {task_, other}) {
+    fs::path prom = folder / (task.filename().string() + ".prom");
+    auto r = RunMaxkernel({"optimize", task.string(), "--max-iterations", "1", "--db", db_, "-q",
+                           "--metrics-file", prom.string(), "--min-time", "0.02", "--no-probe"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    files.emplace_back(prom.filename().string(), ReadFile(prom));
+  }
+  for (const char* line :
+       {"# TYPE maxkernel_auto_optimization_duration_seconds histogram",
+        "maxkernel_auto_optimization_duration_seconds_count{task=\"two\",target=\"cpu\","
+        "status=\"success\"} 1",
+        "maxkernel_candidates_total{task=\"two\",status=\"correct\"} 1",
+        "maxkernel_runs_total{task=\"two\",status=\"success\"} 1"}) {
+    EXPECT_NE(files[0].second.find(line), std::string::npos) << line << "\n" << files[0].second;
+  }
+  EXPECT_TRUE(std::regex_search(
+      files[1].second,
+      std::regex(R"(maxkernel_agent_execution_duration_seconds_count\{task="dos",agent="[a-z]+",)"
+                 R"(status="success"\} [1-9])")))
+      << files[1].second;
+
+  mk::metrics_testing::MergedTextfiles merged = mk::metrics_testing::MergeTextfiles(files);
+  EXPECT_TRUE(merged.errors.empty()) << ::testing::PrintToString(merged.errors);
+  fs::path merged_path = dir_ / "merged.prom";
+  std::ofstream(merged_path) << merged.text;
+  auto checked = mk::metrics_testing::RunPromtool(merged_path.string());
+  if (!checked) GTEST_SKIP() << "promtool is not installed (Debian package prometheus)";
+  EXPECT_EQ(checked->exit_code, 0) << checked->output << "\n" << merged.text;
 }
 
 TEST_F(OptimizeCliTest, BadInputExitsTwoAndNamesTheProblem) {

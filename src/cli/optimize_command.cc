@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,12 +76,14 @@ class Progress {
   explicit Progress(bool quiet) : quiet_(quiet), tty_(isatty(STDERR_FILENO) != 0) {}
   ~Progress() { Finish(); }
 
-  void Update(const agents::AutoProgress& p) {
+  // `took`: the candidate's own wall time (implement, build, test, profile).
+  void Update(const agents::AutoProgress& p, std::optional<double> took) {
     if (quiet_) return;
     std::string line = "[" + std::to_string(p.iteration) + "/" + std::to_string(p.max_iterations) + "]";
     if (p.outcome) {
       line += " cand " + std::to_string(p.outcome->seq) + ": " + p.outcome->status;
       if (p.outcome->profile) line += " " + Seconds(p.outcome->profile->timing.median_s);
+      if (took) line += Format(", took %.2f s", *took);
     } else {
       line += " run " + std::to_string(p.run_id) + " planned";
     }
@@ -90,7 +93,7 @@ class Progress {
       if (p.speedup_vs_baseline) line += Format("  x%.2f vs XLA", *p.speedup_vs_baseline);
       if (p.best_roofline_fraction) line += Format("  %.1f%% roofline", 100 * *p.best_roofline_fraction);
     }
-    line += Format("  (%.0f s)", p.elapsed_s);
+    line += Format("  (elapsed %.1f s)", p.elapsed_s);
     if (tty_) {
       std::string bar = Bar(p.iteration, p.max_iterations);
       std::fprintf(stderr, "\r\033[K%s %s", bar.c_str(), line.c_str());
@@ -138,13 +141,22 @@ class CountingObserver final : public agents::PipelineObserver {
   agents::PipelineMetrics* metrics_;
 };
 
-void PrintTable(const json& r) {
+// The last folder of a path ("suite/12p/" -> "12p").
+std::string FolderName(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// `took_s`: each candidate's own duration, by seq, for those this invocation ran.
+void PrintTable(const json& r, const std::map<int64_t, double>& took_s) {
   const json& task = r["task"];
   std::printf("run %lld: %s (%s, %s) on %s — %s (%s)\n", r["run_id"].get<long long>(),
               task.value("id", "").c_str(), task.value("name", "").c_str(),
               task.value("scale", "").c_str(), r["target"].value("model", "").c_str(),
               r.value("status", "").c_str(), r.value("stop_reason", "").c_str());
-  std::printf("\n  %4s  %-12s  %12s  %9s  %s\n", "seq", "status", "median", "roofline", "schedule");
+  std::printf("\n  %4s  %-12s  %12s  %9s  %8s  %s\n", "seq", "status", "median", "roofline", "took",
+              "schedule");
   for (const json& c : r["candidates"]) {
     std::string t = c["median_s"].is_number() ? Seconds(c["median_s"].get<double>()) : "-";
     std::string roof = "-";
@@ -153,10 +165,17 @@ void PrintTable(const json& r) {
       std::snprintf(buf, sizeof buf, "%.1f%%", 100 * c["roofline_fraction"].get<double>());
       roof = buf;
     }
+    std::string took = "-";
+    auto it = took_s.find(c["seq"].get<int64_t>());
+    if (it != took_s.end()) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.2f s", it->second);
+      took = buf;
+    }
     std::string sched = c["schedule"].dump();
     if (sched.size() > 60) sched = sched.substr(0, 57) + "...";
-    std::printf("  %4lld  %-12s  %12s  %9s  %s\n", c["seq"].get<long long>(),
-                c.value("status", "").c_str(), t.c_str(), roof.c_str(), sched.c_str());
+    std::printf("  %4lld  %-12s  %12s  %9s  %8s  %s\n", c["seq"].get<long long>(),
+                c.value("status", "").c_str(), t.c_str(), roof.c_str(), took.c_str(), sched.c_str());
   }
   const json& best = r["best"];
   std::printf("\n");
@@ -258,12 +277,20 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
   ao.pipeline.repro_dir = (dir.root / "repros").string();
 
   // Bad input is reported before anything slow (the machine probe) starts.
+  std::string task_label;  // the metrics' `task` label: the task's id, else its folder's name
   if (o.resume) {
-    if (!db->GetRun(*o.resume).ok()) {
+    Result<store::RunRecord> run = db->GetRun(*o.resume);
+    if (!run.ok()) {
       return NotFound("no run " + std::to_string(*o.resume) + " in " + dir.db_path.string());
     }
+    Result<store::TaskRecord> stored = db->GetTask(run->task_id);
+    Result<task::Task> parsed =
+        stored.ok() ? task::ParseTaskYaml(stored->yaml) : Result<task::Task>(stored.status());
+    task_label = parsed.ok() ? parsed->id : "";
+    if (task_label.empty()) task_label = FolderName(run->task_directory);
   } else {
-    MK_RETURN_IF_ERROR(task::LoadTaskWithModule(o.task).status());
+    MK_ASSIGN_OR_RETURN(task::LoadedTask loaded, task::LoadTaskWithModule(o.task));
+    task_label = loaded.task.id.empty() ? FolderName(o.task) : loaded.task.id;
   }
 
   Progress progress(o.quiet);
@@ -287,7 +314,7 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
 
   MetricsRegistry registry;
   MK_ASSIGN_OR_RETURN(std::unique_ptr<agents::PipelineMetrics> metrics,
-                      agents::PipelineMetrics::Create(registry));
+                      agents::PipelineMetrics::Create(registry, task_label, o.target));
   CountingObserver observer(metrics.get());
   agents::AutoCallbacks callbacks;
   callbacks.observer = &observer;
@@ -298,9 +325,19 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
                   "; timings are noisy, and a verdict needs its interval beyond 10% "
                   "(docs/PROFILING.md)");
   }
+  // A candidate's own duration: from the previous progress report (the plan, or the candidate
+  // before it) to its own. Candidates of an earlier, resumed invocation have none.
+  std::map<int64_t, double> took_s;  // by seq
+  double last_report_s = 0;
   callbacks.on_progress = [&](const agents::AutoProgress& p) {
-    if (p.outcome) metrics->OnCandidate(p.outcome->status);
-    progress.Update(p);
+    std::optional<double> took;
+    if (p.outcome) {
+      metrics->OnCandidate(p.outcome->status);
+      took = p.elapsed_s - last_report_s;
+      took_s[p.outcome->seq] = *took;
+    }
+    last_report_s = p.elapsed_s;
+    progress.Update(p, took);
   };
 
   g_stop.store(false);
@@ -317,8 +354,14 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
   sigaction(SIGINT, &old, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   progress.Finish();
-  if (!result.ok()) return result.status();
   double duration = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!result.ok()) {
+    // The run's error is what the user needs; the textfile still records it (status "error"),
+    // so a failing cron job shows on the dashboard instead of leaving the last good file.
+    metrics->OnRunError(duration);
+    if (!o.metrics_file.empty()) (void)registry.WriteTextfile(o.metrics_file);
+    return result.status();
+  }
   metrics->OnResult(*result, duration);
 
   std::vector<OutputFile> files;
@@ -341,7 +384,7 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
   if (o.json) {
     std::cout << result->dump(2) << "\n";
   } else {
-    PrintTable(*result);
+    PrintTable(*result, took_s);
     if (!o.report.empty()) std::printf("report     %s\n", o.report.c_str());
     if (!o.metrics_file.empty()) std::printf("metrics    %s\n", o.metrics_file.c_str());
   }

@@ -199,13 +199,17 @@ Result<int> RunShow(const ShowOptions& o) {
   MK_ASSIGN_OR_RETURN(std::vector<store::DiagnosisRecord> diagnoses, s.db->ListDiagnoses(id));
   MK_ASSIGN_OR_RETURN(std::vector<store::EventRecord> events, s.db->ListEvents(id, 0));
   const size_t event_count = events.size();
-  // What the pipeline stored at the end (docs/EXPORT.md): the result JSON and the report.
+  // What the run stored at the end (docs/EXPORT.md): the result JSON (in the pipeline's
+  // "run.finished" event) and the HTML report (in "run.report", which `optimize --report` adds
+  // once the pipeline has finished). Events are in order; a resumed run finishes again, and a
+  // report belongs to the finish before it.
   json finished;
-  for (auto it = events.rbegin(); it != events.rend(); ++it) {
-    if (it->kind == "run.finished") {
-      finished = json::parse(it->payload_json, nullptr, false);
-      break;
-    }
+  for (const auto& e : events) {
+    if (e.kind != "run.finished" && e.kind != "run.report") continue;
+    json payload = json::parse(e.payload_json, nullptr, false);
+    if (!payload.is_object()) continue;
+    if (e.kind == "run.finished") finished = payload;
+    else if (finished.is_object()) finished.update(payload);
   }
   if (o.events >= 0 && events.size() > static_cast<size_t>(o.events)) {
     events.erase(events.begin(), events.end() - o.events);  // keep the newest

@@ -233,7 +233,8 @@ std::string Field(const json& j, const char* key) {
 Result<int> SuiteList(const std::string& suite_dir, bool as_json) {
   MK_ASSIGN_OR_RETURN(json index, task::LoadSuiteIndex(suite_dir));
   if (as_json) {
-    std::cout << index["workloads"].dump(1) << "\n";
+    // An object, as every command prints: {"workloads": [...]}.
+    std::cout << json{{"workloads", index["workloads"]}}.dump(1) << "\n";
     return kExitOk;
   }
   const char* scales[] = {"ci", "bench", "full"};
@@ -421,7 +422,9 @@ void RegisterSuiteCommands(CLI::App& app, CommandResult& result) {
                      "XLA:CPU through JAX (the task's JAX function, or its module.hlo when it "
                      "was imported from HLO)");
   baseline->add_flag("--json", base->as_json, "print JSON instead of a table");
-  baseline->add_flag("!--no-record", base->record, "do not write the result into task.yaml");
+  // A callback, not CLI11's "!--no-record" negation, which --help shows as `--no-record{false}`.
+  baseline->add_flag_callback("--no-record", [base] { base->record = false; },
+                              "do not write the result into task.yaml");
   baseline->add_option("--min-runs", base->min_runs, "at least this many timed runs")
       ->capture_default_str();
   baseline->add_option("--min-time", base->min_time, "and at least this many seconds")

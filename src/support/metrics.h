@@ -8,8 +8,8 @@
 //   MetricsRegistry registry;
 //   MK_ASSIGN_OR_RETURN(HistogramFamily* agent_s,
 //       registry.AddHistogram("maxkernel_agent_execution_duration_seconds", "...",
-//                             {"agent", "status"}));
-//   agent_s->WithLabels({"tester", "ok"}).Observe(0.42);
+//                             {"task", "agent", "status"}));
+//   agent_s->WithLabels({"12p", "tester", "success"}).Observe(0.42);
 //
 // Everything is thread-safe. Family and child pointers stay valid as long as the registry.
 // Metrics observe a run and must never stop it, so nothing here aborts: a bad name is an error
