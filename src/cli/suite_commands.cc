@@ -12,6 +12,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/import_destination.h"
 #include "hlo/parser.h"
 #include "hlo/verifier.h"
 #include "task/bridge.h"
@@ -66,10 +67,7 @@ Result<task::InitSpec> DefaultInit(const hlo::Shape& shape, const std::string& n
 }
 
 Result<int> ImportHlo(const ImportOptions& o) {
-  std::error_code ec;
-  if (fs::exists(o.out, ec) && !o.force) {
-    return InvalidArgument(o.out + " already exists (pass --force to replace it)");
-  }
+  MK_RETURN_IF_ERROR(CheckImportDestination(o.out, o.force));
   MK_ASSIGN_OR_RETURN(std::string text, ReadText(o.source));
   MK_ASSIGN_OR_RETURN(auto module, hlo::ParseModule(text, o.source));
   MK_RETURN_IF_ERROR(hlo::VerifyModule(*module));
@@ -116,10 +114,8 @@ Result<int> ImportHlo(const ImportOptions& o) {
 }
 
 Result<int> ImportPython(const ImportOptions& o) {
+  MK_RETURN_IF_ERROR(CheckImportDestination(o.out, o.force));
   std::error_code ec;
-  if (fs::exists(o.out, ec) && !o.force) {
-    return InvalidArgument(o.out + " already exists (pass --force to replace it)");
-  }
   if (!fs::is_regular_file(o.source, ec)) return NotFound(o.source + ": no such file");
   // The bridge writes into a staging sibling of the destination (same depth, so relative
   // source paths stay right); we check the module with our own parser before committing.

@@ -32,7 +32,7 @@ TEST(OneLineText, CommentTerminatorsSplicesAndTrigraphsAreBroken) {
   EXPECT_EQ(OneLineText("a*/b"), "a*\\x2Fb");
   EXPECT_EQ(OneLineText("a/*b"), "a/\\x2Ab");
   EXPECT_EQ(OneLineText("a\\"), "a\\x5C");  // never a backslash at the end of a line
-  EXPECT_EQ(OneLineText("??/"), "?\\x3F/");
+  EXPECT_EQ(OneLineText("?" "?/"), "?\\x3F/");
   EXPECT_EQ(OneLineText("**/"), "**\\x2F");
   EXPECT_EQ(OneLineText("\"\"\""), "\"\"\"");  // quotes are fine in comments and plain text
 }
@@ -52,7 +52,7 @@ TEST(OneLineText, LongTextIsCutAtACharacterBoundary) {
 TEST(CStringLiteral, QuotesBackslashesQuestionMarksAndOctalEscapes) {
   EXPECT_EQ(CStringLiteral("x.1"), "\"x.1\"");
   EXPECT_EQ(CStringLiteral("a\"b\\c"), "\"a\\\"b\\\\c\"");
-  EXPECT_EQ(CStringLiteral("??/"), "\"\\?\\?/\"");
+  EXPECT_EQ(CStringLiteral("?" "?/"), "\"\\?\\?/\"");
   EXPECT_EQ(CStringLiteral("a\n\0" "1"s), "\"a\\012\\0001\"");  // octal stops after 3 digits
   EXPECT_EQ(CStringLiteral("\xe2\x80\xa8"), "\"\\342\\200\\250\"");
   EXPECT_FALSE(HasRawControl(CStringLiteral("\x1b\x7f\n")));
