@@ -170,6 +170,7 @@ Status BuildShippedLibrary(StoredKernel& k, const ExportOptions& options) {
   runtime::CompileOptions compile;
   compile.compiler = options.cxx;
   compile.timeout_s = options.compile_timeout_s;
+  compile.cache_dir = options.cache_dir;
   runtime::CompilerDriver compiler(compile);
   Result<runtime::CompiledLibrary> lib = BuildExportedLibrary(compiler, k.name, k.impl);
   if (!lib.ok()) return lib.status().WithContext("building the exported library");

@@ -45,6 +45,9 @@ struct ExportOptions {
   // from Python (`jax.ffi.include_dir()`, the interpreter of task::BridgePython()).
   std::string jax_include_dir;
   double compile_timeout_s = 300;
+  // The compile cache the exported library is built through; empty: the default
+  // (runtime::CompileOptions::cache_dir).
+  std::string cache_dir;
 };
 
 // One file of an export, named relative to the output directory.
