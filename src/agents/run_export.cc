@@ -94,8 +94,10 @@ std::string Seconds(double s) {
   return buf;
 }
 
-std::string ReadmeFor(const StoredKernel& k, ExportFormat format,
-                      const std::vector<ExportedFile>& files) {
+}  // namespace
+
+std::string ExportReadme(const StoredKernel& k, ExportFormat format,
+                         const std::vector<ExportedFile>& files) {
   std::ostringstream r;
   // Strings from the task and the module are escaped to one printable line each (a task id
   // with a newline must not be able to add lines of its own).
@@ -152,8 +154,6 @@ std::string ReadmeFor(const StoredKernel& k, ExportFormat format,
   r << "(maxkernel artifacts get SHA prints any of them)\n";
   return r.str();
 }
-
-}  // namespace
 
 std::string_view ExportFormatName(ExportFormat format) {
   return format == ExportFormat::kLib ? "lib" : "jax-ffi";
@@ -274,7 +274,7 @@ Result<RunExport> ExportRun(store::Store& db, const store::ArtifactStore& artifa
     MK_ASSIGN_OR_RETURN(std::vector<ExportedFile> jax, JaxFfiFiles(k, options));
     files.insert(files.end(), jax.begin(), jax.end());
   }
-  files.push_back({"readme", "README.txt", ReadmeFor(k, options.format, files)});
+  files.push_back({"readme", "README.txt", ExportReadme(k, options.format, files)});
 
   out.candidate_id = k.candidate.id;
   out.name = k.name;

@@ -123,6 +123,10 @@ Result<std::vector<ExportedFile>> JaxFfiFiles(const StoredKernel& kernel,
 // The Python function's name: `name`, with a '_' appended when it is a Python keyword.
 std::string JaxFunctionName(const std::string& name);
 
+// README.txt for `files` (the other files of the export, listed in it).
+std::string ExportReadme(const StoredKernel& kernel, ExportFormat format,
+                         const std::vector<ExportedFile>& files);
+
 // The texts alone (no compiler involved).
 std::string FfiShimSource(const StoredKernel& kernel);
 std::string JaxModuleSource(const StoredKernel& kernel);
