@@ -230,7 +230,11 @@ Result<Task> ParseTaskNode(const YamlReader& r, const YAML::Node& root) {
 }
 
 // A YAML double-quoted scalar; JSON string syntax is a subset of it.
-std::string Quote(const std::string& s) { return nlohmann::json(s).dump(); }
+// A YAML double-quoted scalar (JSON's escapes are YAML's). Bytes that are not UTF-8 (a file name
+// in a description) become U+FFFD instead of throwing out of nlohmann::json.
+std::string Quote(const std::string& s) {
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 std::string Number(double v) {
   if (!std::isfinite(v)) return v > 0 ? ".inf" : (v < 0 ? "-.inf" : ".nan");
