@@ -31,8 +31,9 @@ Status CheckImportDestination(const std::string& dir, bool force) {
                              "directory: task.yaml, module.hlo and data/*.npy): ";
   if (fs::is_symlink(link)) return InvalidArgument(refuse + "it is a symbolic link");
   if (!fs::is_directory(link)) return InvalidArgument(refuse + "it is not a directory");
-  bool has_yaml = false, has_module = false;
+  bool has_yaml = false, has_module = false, empty = true;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    empty = false;
     const std::string name = it->path().filename().string();
     const bool regular = !it->is_symlink(ec) && it->is_regular_file(ec);
     if (name == "task.yaml" && regular) {
@@ -47,7 +48,7 @@ Status CheckImportDestination(const std::string& dir, bool force) {
     }
   }
   if (ec) return IoError("cannot list " + dir + ": " + ec.message());
-  if (!has_yaml || !has_module) {
+  if (!empty && (!has_yaml || !has_module)) {
     return InvalidArgument(refuse + "it has no " + (has_yaml ? "module.hlo" : "task.yaml"));
   }
   return Status::Ok();

@@ -9,10 +9,10 @@
 
 namespace mk::cli {
 
-// OK when `dir` does not exist, or when `force` is set and `dir` is a task directory import
-// recognizes: a real directory (not a symbolic link) holding the regular files task.yaml and
-// module.hlo, and nothing else but a `data/` folder of regular `.npy` files (what the HLO and
-// JAX importers write). Anything else is an InvalidArgument naming what is in the way, and
+// OK when `dir` does not exist, or when `force` is set and `dir` is an empty directory or a task
+// directory import recognizes: a real directory (not a symbolic link) holding the regular files
+// task.yaml and module.hlo, and nothing else but a `data/` folder of regular `.npy` files (what
+// the HLO and JAX importers write). Anything else is an InvalidArgument naming what is in the way, and
 // nothing is touched.
 Status CheckImportDestination(const std::string& dir, bool force);
 

@@ -56,6 +56,8 @@ TEST_F(ImportDestinationTest, AbsentIsFineExistingNeedsForce) {
 }
 
 TEST_F(ImportDestinationTest, ForceReplacesOnlyWhatImportWrites) {
+  fs::create_directories(dir_ / "empty");
+  EXPECT_TRUE(CheckImportDestination((dir_ / "empty").string(), true).ok());
   const fs::path task = dir_ / "task";
   Touch(task / "task.yaml");
   Touch(task / "module.hlo");
