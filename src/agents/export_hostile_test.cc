@@ -1,7 +1,7 @@
 // Issue 30, hole 1: a task id or name is text from whoever wrote task.yaml, and the export pastes
 // it into C headers, C and C++ sources, a Python module and a README. This is the table of hostile
 // strings x every output format: each file must still compile (C, C++) or import (Python) and
-// no payload may run. The Python payload touches a marker file; the C payload is `#error`.
+// no payload may run; the README keeps its lines and the HTML report its markup. The Python payload touches a marker file; the C payload is `#error`.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "agents/library_export.h"
+#include "agents/report_html.h"
 #include "agents/run_export.h"
 #include "agents/run_fixture_test_util.h"
 #include "store/sqlite_store.h"
@@ -214,6 +215,16 @@ TEST_F(ExportHostileTest, EveryFormatStaysInertForEveryHostileString) {
     const std::string readme_jax = ExportReadme(*k, ExportFormat::kJaxFfi, {});
     for (const std::string* text : {&header, &example, &shim, &py, &readme_lib, &readme_jax}) {
       EXPECT_FALSE(HasRawControls(*text)) << *text;
+    }
+    // The optimize report (HTML; report::Escape): no markup and no raw control character.
+    nlohmann::json result = {{"task", {{"id", h.text}, {"name", h.text + "<script>x</script>"},
+                                       {"dir", h.text}}}};
+    const std::string html = RenderOptimizeReport(result);
+    EXPECT_EQ(html.find("<script"), std::string::npos);
+    for (char c : html) {
+      auto b = static_cast<unsigned char>(c);
+      EXPECT_FALSE((b < 0x20 && c != '\n' && c != '\t' && c != '\r') || b == 0x7F)
+          << "raw control character " << static_cast<int>(b) << " in the report";
     }
     // Plain text: the label cannot add lines of its own.
     EXPECT_EQ(Lines(readme_lib), Lines(benign_readme_lib)) << readme_lib;
