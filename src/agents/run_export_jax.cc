@@ -220,10 +220,11 @@ std::string FfiShimSource(const StoredKernel& k) {
     << "): " << kernel << " of\n"
     << "// " << LibraryFileName(k.name) << " as an XLA FFI handler, registered by " << k.name
     << "_jax.py.\n"
-    << "// Build (jaxlib's headers; the library in the same folder):\n"
+    // One line: a `//` comment ending in a backslash would continue onto the next line.
+    << "// Build (jaxlib's headers; the library in the same folder), as one command line:\n"
     << "//   c++ -std=c++17 -O2 -fPIC -shared -I$(python3 -c 'import jax.ffi; "
-       "print(jax.ffi.include_dir())') \\\n"
-    << "//       " << k.name << "_ffi.cc -o " << k.name << "_ffi.so -L. -lmaxkernel_" << k.name
+       "print(jax.ffi.include_dir())') "
+    << k.name << "_ffi.cc -o " << k.name << "_ffi.so -L. -lmaxkernel_" << k.name
     << " -Wl,-rpath,'$ORIGIN'\n"
     << "#include <cstddef>\n#include <cstdint>\n#include <string>\n\n"
     << "#include \"xla/ffi/api/ffi.h\"\n\n"
