@@ -126,12 +126,42 @@ def build_task(src: Source, out_dir: str, seed: int = 0) -> tuple[dict, str, dic
     return task, text, data
 
 
+def check_replaceable(out_dir: str) -> None:
+    """--force deletes the old directory, so it only replaces what an export could have written
+    (the rule of `maxkernel import`, src/cli/import_destination.cc): an empty directory, or one
+    holding task.yaml and module.hlo and nothing else but data/*.npy. Anything else is refused."""
+    refuse = (f"refusing to replace {out_dir} (--force replaces only a task directory: "
+              "task.yaml, module.hlo and data/*.npy): ")
+    if os.path.islink(out_dir):
+        raise BridgeError(refuse + "it is a symbolic link")
+    if not os.path.isdir(out_dir):
+        raise BridgeError(refuse + "it is not a directory")
+    entries = sorted(os.listdir(out_dir))
+    for name in entries:
+        path = os.path.join(out_dir, name)
+        regular = os.path.isfile(path) and not os.path.islink(path)
+        if name in ("task.yaml", "module.hlo") and regular:
+            continue
+        if name == "data" and os.path.isdir(path) and not os.path.islink(path):
+            for sub in sorted(os.listdir(path)):
+                p = os.path.join(path, sub)
+                if not sub.endswith(".npy") or os.path.islink(p) or not os.path.isfile(p):
+                    raise BridgeError(refuse + f"it holds data/{sub}")
+            continue
+        raise BridgeError(refuse + f"it holds {name}")
+    for need in ("task.yaml", "module.hlo"):
+        if entries and need not in entries:
+            raise BridgeError(refuse + f"it has no {need}")
+
+
 def write_task_dir(out_dir: str, files: dict, force: bool = False) -> None:
     """Writes {relative name: bytes|str} to a temporary sibling directory, then renames it into
     place: a failure leaves no half-written task."""
     final = os.path.abspath(out_dir)
-    if os.path.exists(final) and not force:
-        raise BridgeError(f"{out_dir} already exists (pass --force to replace it)")
+    if os.path.lexists(final):
+        if not force:
+            raise BridgeError(f"{out_dir} already exists (pass --force to replace it)")
+        check_replaceable(final)
     parent = os.path.dirname(final)
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(final)}.tmp-", dir=parent)

@@ -157,9 +157,21 @@ def test_existing_directory_needs_force(tmp_path):
     with pytest.raises(BridgeError, match="already exists"):
         export(TINY_WORKLOAD, None, "ci", str(out))
     assert (out / "keep").exists()
-    export(TINY_WORKLOAD, None, "ci", str(out), force=True)
-    assert not (out / "keep").exists() and (out / "task.yaml").exists()
+    # --force replaces only a task directory (issue 30 hole 6): an unrelated file stays.
+    with pytest.raises(BridgeError, match="refusing to replace .*it holds keep"):
+        export(TINY_WORKLOAD, None, "ci", str(out), force=True)
+    assert (out / "keep").read_text() == "x"
+    (out / "keep").unlink()
+    export(TINY_WORKLOAD, None, "ci", str(out), force=True)  # empty: replaced
+    (out / "module.hlo").write_text("stale")
+    export(TINY_WORKLOAD, None, "ci", str(out), force=True)  # a task: replaced
+    assert (out / "module.hlo").read_text().startswith("HloModule")
     assert sorted(os.listdir(tmp_path)) == ["t"]
+    plain = tmp_path / "plain.txt"
+    plain.write_text("keep me")
+    with pytest.raises(BridgeError, match="not a directory"):
+        export(TINY_WORKLOAD, None, "ci", str(plain), force=True)
+    assert plain.read_text() == "keep me"
 
 
 def test_argument_names():

@@ -1,9 +1,12 @@
 #include "agents/library_export.h"
 
 #include <cctype>
+#include <set>
 #include <sstream>
 
 #include "runtime/kernel_abi.h"
+#include "support/subprocess.h"
+#include "support/text_escape.h"
 
 namespace mk::agents {
 
@@ -14,27 +17,79 @@ std::string Upper(std::string s) {
   return s;
 }
 
-// A C string literal for `s` (names come from HLO text, which allows '.', '-' and more).
-std::string CString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
-std::string LibraryName(const std::string& name) {
-  std::string out;
-  for (char c : name) {
-    out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+std::string LibraryName(const std::string& name) { return CIdentifier(name, "module"); }
+
+std::string KernelSymbol(const std::string& name) { return name + "_kernel"; }
+
+std::string AbiVersionSymbol(const std::string& name) { return name + "_abi_version"; }
+
+std::string ExportedLibrarySource(const std::string& name, const codegen::Implementation& impl) {
+  const std::string kernel = KernelSymbol(name), abi = AbiVersionSymbol(name);
+  const std::string source = impl.sources.empty() ? "" : impl.sources.front().text;
+  std::ostringstream s;
+  s << "// maxkernel export '" << name << "': implementation " << OneLineText(impl.hash)
+    << ", whose source follows the\n"
+    << "// #line directive unchanged. Only its entry points are renamed ("
+    << OneLineText(impl.entry_symbol) << " -> " << kernel << ", " << runtime::kAbiVersionSymbol
+    << " -> " << abi << ")\n"
+    << "// so that several exported libraries link into one program; everything else is hidden\n"
+    << "// (-fvisibility=hidden).\n"
+    << "#define " << impl.entry_symbol << " " << kernel << "\n"
+    << "#define " << runtime::kAbiVersionSymbol << " " << abi << "\n"
+    << "extern \"C\" __attribute__((visibility(\"default\"))) void " << kernel
+    << "(void** buffers);\n"
+    << "extern \"C\" __attribute__((visibility(\"default\"))) int " << abi << "();\n"
+    << "#line 1 \"module.cc\"\n"
+    << source;
+  return s.str();
+}
+
+std::vector<std::string> ExportedLibraryFlags(const codegen::Implementation& impl) {
+  std::vector<std::string> flags = impl.flags;
+  flags.push_back("-fvisibility=hidden");
+  return flags;
+}
+
+Result<runtime::CompiledLibrary> BuildExportedLibrary(runtime::CompilerDriver& compiler,
+                                                      const std::string& name,
+                                                      const codegen::Implementation& impl) {
+  if (impl.target != "cpu" || impl.sources.size() != 1) {
+    return InvalidArgument("only single-source cpu implementations can be exported");
   }
-  if (out.empty()) return "module";
-  if (std::isdigit(static_cast<unsigned char>(out[0]))) out = "m" + out;
-  return out;
+  if (LibraryName(impl.entry_symbol) != impl.entry_symbol) {
+    return InvalidArgument("the implementation's entry symbol '" + OneLineText(impl.entry_symbol) +
+                           "' is not a C identifier");
+  }
+  if (LibraryName(name) != name) {
+    return InvalidArgument("export name '" + OneLineText(name) + "' is not a C identifier");
+  }
+  MK_ASSIGN_OR_RETURN(runtime::CompiledLibrary lib,
+                      compiler.Compile(ExportedLibrarySource(name, impl), ExportedLibraryFlags(impl)));
+  // The renaming works on the source's tokens: if the emitter ever names its entry points
+  // differently, the library would silently lack them. nm reads the dynamic symbol table
+  // without running any of the library's code.
+  Result<ProcessResult> nm = RunProcess({"nm", "-D", "--defined-only", lib.so_path}, 60);
+  if (!nm.ok() || nm->timed_out || nm->signaled || nm->exit_code != 0) return lib;  // no binutils
+  std::set<std::string> symbols;
+  std::istringstream lines(nm->out);
+  for (std::string line; std::getline(lines, line);) {
+    size_t space = line.find_last_of(' ');
+    if (space != std::string::npos) symbols.insert(line.substr(space + 1));
+  }
+  for (const std::string& want : {KernelSymbol(name), AbiVersionSymbol(name)}) {
+    if (!symbols.count(want)) {
+      return Internal("the exported library " + lib.so_path + " does not define " + want);
+    }
+  }
+  for (const std::string& internal : {impl.entry_symbol, std::string(runtime::kAbiVersionSymbol)}) {
+    if (internal != KernelSymbol(name) && internal != AbiVersionSymbol(name) &&
+        symbols.count(internal)) {
+      return Internal("the exported library " + lib.so_path + " still exports " + internal);
+    }
+  }
+  return lib;
 }
 
 std::string CHeaderFor(const std::string& name, const hlo::Module& module,
@@ -51,17 +106,20 @@ std::string CHeaderFor(const std::string& name, const hlo::Module& module,
   for (const auto& b : impl.buffers) (b.role == codegen::BufferSlot::Role::kOutput ? outputs : inputs)++;
 
   std::ostringstream h;
+  const std::string kernel = KernelSymbol(name), abi = AbiVersionSymbol(name);
+  // `name` is a C identifier (LibraryName); every other string from the module goes through
+  // support/text_escape for the context it lands in (a comment, a string literal).
   h << "/* Generated by maxkernel: the kernel library libmaxkernel_" << name << ".so (target "
-    << impl.target << ", module " << module.name << ").\n"
-    << " * Implementation sha256 " << impl.hash << ".\n"
+    << OneLineText(impl.target) << ", module " << OneLineText(module.name) << ").\n"
+    << " * Implementation sha256 " << OneLineText(impl.hash) << ".\n"
     << " *\n"
-    << " * Call mk_kernel(buffers) where buffers[i] points to a dense row-major array:\n";
+    << " * Call " << kernel << "(buffers) where buffers[i] points to a dense row-major array:\n";
   for (size_t i = 0; i < impl.buffers.size(); ++i) {
     const auto& b = impl.buffers[i];
     bool out = b.role == codegen::BufferSlot::Role::kOutput;
     h << " *   buffers[" << i << "]  " << (out ? "output " : "input  ") << b.index << "  "
       << b.shape.ToString(false) << "  " << b.bytes << " bytes";
-    if (!out) h << "  (parameter '" << param_name(b.index) << "')";
+    if (!out) h << "  (parameter '" << OneLineText(param_name(b.index)) << "')";
     h << "\n";
   }
   h << " * bf16 and f16 elements are their 16-bit patterns (uint16_t), pred is one byte (0 or 1).\n"
@@ -71,13 +129,13 @@ std::string CHeaderFor(const std::string& name, const hlo::Module& module,
     << "#ifndef MAXKERNEL_" << up << "_H_\n#define MAXKERNEL_" << up << "_H_\n\n"
     << "#include <stdint.h>\n#include <stddef.h>\n\n"
     << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
-    << "/* What mk_abi_version() of a library built for this header returns. */\n"
+    << "/* What " << abi << "() of a library built for this header returns. */\n"
     << "#define MK_" << up << "_ABI_VERSION " << runtime::kKernelAbiVersion << "\n"
     << "#define MK_" << up << "_NUM_BUFFERS " << impl.buffers.size() << "\n"
     << "#define MK_" << up << "_NUM_INPUTS " << inputs << "\n"
     << "#define MK_" << up << "_NUM_OUTPUTS " << outputs << "\n\n"
-    << "int mk_abi_version(void);\n"
-    << "void mk_kernel(void** buffers);\n\n"
+    << "int " << abi << "(void);\n"
+    << "void " << kernel << "(void** buffers);\n\n"
     << "typedef struct mk_" << name << "_buffer {\n"
     << "  const char* role;    /* \"input\" or \"output\" */\n"
     << "  int index;           /* parameter or output number */\n"
@@ -100,7 +158,7 @@ std::string CHeaderFor(const std::string& name, const hlo::Module& module,
     const auto& b = impl.buffers[i];
     bool out = b.role == codegen::BufferSlot::Role::kOutput;
     h << "  {" << (out ? "\"output\"" : "\"input\"") << ", " << b.index << ", "
-      << CString(out ? "" : param_name(b.index)) << ", \"" << hlo::DTypeName(b.shape.dtype())
+      << CStringLiteral(out ? "" : param_name(b.index)) << ", \"" << hlo::DTypeName(b.shape.dtype())
       << "\", " << b.shape.rank() << ", "
       << (b.shape.dims().empty() ? std::string("NULL") : "mk_" + name + "_dims_" + std::to_string(i))
       << ", " << b.bytes << "},\n";
@@ -113,6 +171,7 @@ std::string CHeaderFor(const std::string& name, const hlo::Module& module,
 std::string CExampleFor(const std::string& name, const codegen::Implementation& impl) {
   (void)impl;
   const std::string up = Upper(name);
+  const std::string kernel = KernelSymbol(name), abi = AbiVersionSymbol(name);
   const std::string table = "mk_" + name + "_buffers";
   std::ostringstream c;
   c << "/* Calls libmaxkernel_" << name << ".so once and prints the first outputs. Build and run:\n"
@@ -176,8 +235,8 @@ std::string CExampleFor(const std::string& name, const codegen::Implementation& 
     << "  if (!strcmp(t, \"u64\")) return (double)((const uint64_t*)p)[i];\n"
     << "  return 0;\n}\n\n"
     << "int main(void) {\n"
-    << "  if (mk_abi_version() != MK_" << up << "_ABI_VERSION) {\n"
-    << "    fprintf(stderr, \"library ABI version %d, header %d\\n\", mk_abi_version(), MK_" << up
+    << "  if (" << abi << "() != MK_" << up << "_ABI_VERSION) {\n"
+    << "    fprintf(stderr, \"library ABI version %d, header %d\\n\", " << abi << "(), MK_" << up
     << "_ABI_VERSION);\n    return 1;\n  }\n"
     << "  void* buffers[MK_" << up << "_NUM_BUFFERS + 1];\n"
     << "  for (int i = 0; i < MK_" << up << "_NUM_BUFFERS; ++i) {\n"
@@ -186,7 +245,7 @@ std::string CExampleFor(const std::string& name, const codegen::Implementation& 
     << "    if (!buffers[i]) { fprintf(stderr, \"out of memory\\n\"); return 1; }\n"
     << "    if (!strcmp(b->role, \"input\")) fill(b, buffers[i]);\n"
     << "  }\n"
-    << "  mk_kernel(buffers);\n"
+    << "  " << kernel << "(buffers);\n"
     << "  for (int i = 0; i < MK_" << up << "_NUM_BUFFERS; ++i) {\n"
     << "    const mk_" << name << "_buffer* b = &" << table << "[i];\n"
     << "    if (strcmp(b->role, \"output\") != 0) continue;\n"

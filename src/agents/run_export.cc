@@ -2,11 +2,14 @@
 
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "agents/library_export.h"
 #include "hlo/parser.h"
+#include "support/sha256.h"
+#include "support/text_escape.h"
 #include "hlo/verifier.h"
 #include "task/task.h"
 
@@ -91,15 +94,19 @@ std::string Seconds(double s) {
   return buf;
 }
 
-std::string ReadmeFor(const StoredKernel& k, ExportFormat format,
-                      const std::vector<ExportedFile>& files) {
+}  // namespace
+
+std::string ExportReadme(const StoredKernel& k, ExportFormat format,
+                         const std::vector<ExportedFile>& files) {
   std::ostringstream r;
+  // Strings from the task and the module are escaped to one printable line each (a task id
+  // with a newline must not be able to add lines of its own).
   const std::string& n = k.name;
   r << "maxkernel export of run " << k.run.id << " (format " << ExportFormatName(format) << ")\n\n"
-    << "task           " << k.task_label << "\n"
-    << "task directory " << k.task.directory << "\n"
-    << "module         " << k.module->name << "\n"
-    << "target         " << k.run.target << "\n"
+    << "task           " << OneLineText(k.task_label) << "\n"
+    << "task directory " << OneLineText(k.task.directory, 4096) << "\n"
+    << "module         " << OneLineText(k.module->name) << "\n"
+    << "target         " << OneLineText(k.run.target) << "\n"
     << "run            " << k.run.id << ", " << store::RunStatusName(k.run.status) << ", started "
     << Utc(k.run.started_at) << "\n"
     << "candidate      " << k.candidate.id << " (seq " << k.candidate.seq << ", "
@@ -107,7 +114,8 @@ std::string ReadmeFor(const StoredKernel& k, ExportFormat format,
   if (k.run.best_median_s) r << ", median " << Seconds(*k.run.best_median_s);
   r << "\n\nfiles\n";
   for (const ExportedFile& f : files) r << "  " << f.name << "  (" << f.role << ")\n";
-  r << "  README.txt  (this file)\n\nbuffers of mk_kernel(void** buffers), in order\n";
+  r << "  README.txt  (this file)\n\nbuffers of " << KernelSymbol(n)
+    << "(void** buffers), in order\n";
   for (size_t i = 0; i < k.impl.buffers.size(); ++i) {
     const auto& b = k.impl.buffers[i];
     bool out = b.role == codegen::BufferSlot::Role::kOutput;
@@ -115,7 +123,8 @@ std::string ReadmeFor(const StoredKernel& k, ExportFormat format,
       << b.shape.ToString(false) << "  " << b.bytes << " bytes";
     const hlo::Computation* entry = k.module->entry();
     if (!out && entry && static_cast<size_t>(b.index) < entry->parameters().size()) {
-      r << "  (parameter '" << entry->parameter(static_cast<size_t>(b.index))->name << "')";
+      r << "  (parameter '" << OneLineText(entry->parameter(static_cast<size_t>(b.index))->name)
+        << "')";
     }
     r << "\n";
   }
@@ -135,15 +144,16 @@ std::string ReadmeFor(const StoredKernel& k, ExportFormat format,
       << n << "_ffi.cc -o " << n << "_ffi.so -L. -lmaxkernel_" << n << " -Wl,-rpath,'$ORIGIN'\n";
   }
   r << "\nsha256\n"
-    << "  library         " << k.library_sha256 << "\n"
-    << "  implementation  " << k.implementation_sha256 << " (hash " << k.impl.hash << ")\n"
+    << "  library         " << k.shipped_library_sha256
+    << " (the measured library's source, entry points renamed)\n"
+    << "  measured        " << k.library_sha256 << " (the library the run built and timed)\n"
+    << "  implementation  " << k.implementation_sha256 << " (hash " << OneLineText(k.impl.hash)
+    << ")\n"
     << "  module          " << k.module_sha256 << "\n";
   if (!k.source_sha256.empty()) r << "  source          " << k.source_sha256 << "\n";
   r << "(maxkernel artifacts get SHA prints any of them)\n";
   return r.str();
 }
-
-}  // namespace
 
 std::string_view ExportFormatName(ExportFormat format) {
   return format == ExportFormat::kLib ? "lib" : "jax-ffi";
@@ -154,6 +164,23 @@ Result<ExportFormat> ParseExportFormat(std::string_view name) {
   if (name == "jax-ffi") return ExportFormat::kJaxFfi;
   return InvalidArgument("unknown export format '" + std::string(name) +
                          "' (available: lib, jax-ffi)");
+}
+
+Status BuildShippedLibrary(StoredKernel& k, const ExportOptions& options) {
+  runtime::CompileOptions compile;
+  compile.compiler = options.cxx;
+  compile.timeout_s = options.compile_timeout_s;
+  compile.cache_dir = options.cache_dir;
+  runtime::CompilerDriver compiler(compile);
+  Result<runtime::CompiledLibrary> lib = BuildExportedLibrary(compiler, k.name, k.impl);
+  if (!lib.ok()) return lib.status().WithContext("building the exported library");
+  std::ifstream in(lib->so_path, std::ios::binary);
+  if (!in) return IoError("cannot read the exported library " + lib->so_path);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  k.shipped_library = bytes.str();
+  k.shipped_library_sha256 = Sha256Hex(k.shipped_library);
+  return Status::Ok();
 }
 
 std::string LibraryFileName(const std::string& name) {
@@ -237,8 +264,9 @@ Result<RunExport> ExportRun(store::Store& db, const store::ArtifactStore& artifa
                          "': only cpu kernels can be exported yet");
   }
   MK_ASSIGN_OR_RETURN(StoredKernel k, LoadBestKernel(db, artifacts, run, options.name));
+  MK_RETURN_IF_ERROR(BuildShippedLibrary(k, options));
 
-  std::vector<ExportedFile> files = {{"library", LibraryFileName(k.name), k.library}};
+  std::vector<ExportedFile> files = {{"library", LibraryFileName(k.name), k.shipped_library}};
   if (options.format == ExportFormat::kLib) {
     files.push_back({"header", k.name + ".h", CHeaderFor(k.name, *k.module, k.impl)});
     files.push_back({"example", "example.c", CExampleFor(k.name, k.impl)});
@@ -246,12 +274,13 @@ Result<RunExport> ExportRun(store::Store& db, const store::ArtifactStore& artifa
     MK_ASSIGN_OR_RETURN(std::vector<ExportedFile> jax, JaxFfiFiles(k, options));
     files.insert(files.end(), jax.begin(), jax.end());
   }
-  files.push_back({"readme", "README.txt", ReadmeFor(k, options.format, files)});
+  files.push_back({"readme", "README.txt", ExportReadme(k, options.format, files)});
 
   out.candidate_id = k.candidate.id;
   out.name = k.name;
   out.implementation_hash = k.impl.hash;
-  out.library_sha256 = k.library_sha256;
+  out.library_sha256 = k.shipped_library_sha256;
+  out.measured_library_sha256 = k.library_sha256;
   out.module_sha256 = k.module_sha256;
   out.files = std::move(files);
   return out;

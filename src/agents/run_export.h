@@ -45,6 +45,9 @@ struct ExportOptions {
   // from Python (`jax.ffi.include_dir()`, the interpreter of task::BridgePython()).
   std::string jax_include_dir;
   double compile_timeout_s = 300;
+  // The compile cache the exported library is built through; empty: the default
+  // (runtime::CompileOptions::cache_dir).
+  std::string cache_dir;
 };
 
 // One file of an export, named relative to the output directory.
@@ -64,7 +67,8 @@ struct RunExport {
   std::string name;
   std::string target;
   std::string implementation_hash;
-  std::string library_sha256;
+  std::string library_sha256;           // the shipped library (entry points renamed)
+  std::string measured_library_sha256;  // the stored library the run built, tested and timed
   std::string module_sha256;
   std::vector<ExportedFile> files;
 };
@@ -87,8 +91,12 @@ struct StoredKernel {
   std::string module_sha256;
   codegen::Implementation impl;
   std::string implementation_sha256;
-  std::string library;  // the .so bytes
+  std::string library;  // the .so bytes as stored (built, tested and timed by the run)
   std::string library_sha256;
+  // What is shipped: the same source built with its entry points renamed to KernelSymbol(name)
+  // and AbiVersionSymbol(name) (library_export.h); empty until BuildShippedLibrary.
+  std::string shipped_library;
+  std::string shipped_library_sha256;
   std::string source_sha256;  // empty when the build did not keep its source
   std::string name;           // a C identifier (LibraryName)
   std::string task_label;     // "12p llama3_70b_rmsnorm": the task's id and name, as known
@@ -97,6 +105,10 @@ struct StoredKernel {
 // Loads the best kernel of `run`, which must have a best candidate.
 Result<StoredKernel> LoadBestKernel(store::Store& db, const store::ArtifactStore& artifacts,
                                     const store::RunRecord& run, const std::string& name);
+
+// Builds `kernel.shipped_library` from the stored implementation (the compiler cache makes a
+// repeated export free). `options.cxx` picks the compiler as for the shim.
+Status BuildShippedLibrary(StoredKernel& kernel, const ExportOptions& options);
 
 // "libmaxkernel_NAME.so": the file name both formats (and `maxkernel compile`) give the library,
 // so that example.c's `-lmaxkernel_NAME` finds it.
@@ -110,6 +122,10 @@ Result<std::vector<ExportedFile>> JaxFfiFiles(const StoredKernel& kernel,
 
 // The Python function's name: `name`, with a '_' appended when it is a Python keyword.
 std::string JaxFunctionName(const std::string& name);
+
+// README.txt for `files` (the other files of the export, listed in it).
+std::string ExportReadme(const StoredKernel& kernel, ExportFormat format,
+                         const std::vector<ExportedFile>& files);
 
 // The texts alone (no compiler involved).
 std::string FfiShimSource(const StoredKernel& kernel);

@@ -69,6 +69,13 @@ class RunExportTest : public ::testing::Test {
     return out;
   }
 
+  // Exports build through the suite's compile cache, like the engine.
+  static ExportOptions Options() {
+    ExportOptions options;
+    options.cache_dir = suite_dir_ + "/cache";
+    return options;
+  }
+
   static const ExportedFile* Find(const RunExport& e, const std::string& role) {
     for (const ExportedFile& f : e.files) {
       if (f.role == role) return &f;
@@ -88,12 +95,13 @@ CpuEngine* RunExportTest::engine_ = nullptr;
 
 TEST_F(RunExportTest, LibFormatShipsTheStoredLibraryWithHeaderExampleAndReadme) {
   testing::FixtureRun run = AddRun();
-  auto e = ExportRun(*db_, *artifacts_, run.run_id);
+  auto e = ExportRun(*db_, *artifacts_, run.run_id, Options());
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_TRUE(e->refused.empty());
   EXPECT_EQ(e->name, "axpy_fixture");  // the task's name, not the module's
   EXPECT_EQ(e->candidate_id, run.last_candidate_id);
-  EXPECT_EQ(e->library_sha256, run.library_sha256);
+  EXPECT_EQ(e->measured_library_sha256, run.library_sha256);
+  EXPECT_NE(e->library_sha256, run.library_sha256) << "shipped with its entry points renamed";
   EXPECT_EQ(e->module_sha256, run.module_sha256);
   EXPECT_EQ(e->implementation_hash, run.implementation_hash);
 
@@ -101,14 +109,17 @@ TEST_F(RunExportTest, LibFormatShipsTheStoredLibraryWithHeaderExampleAndReadme) 
   for (const ExportedFile& f : e->files) names.push_back(f.name);
   EXPECT_EQ(names, (std::vector<std::string>{"libmaxkernel_axpy_fixture.so", "axpy_fixture.h",
                                              "example.c", "README.txt"}));
-  EXPECT_EQ(Sha256Hex(Find(*e, "library")->contents), run.library_sha256);
+  EXPECT_EQ(Sha256Hex(Find(*e, "library")->contents), e->library_sha256);
   const std::string& header = Find(*e, "header")->contents;
-  EXPECT_NE(header.find("void mk_kernel(void** buffers);"), std::string::npos);
+  EXPECT_NE(header.find("void axpy_fixture_kernel(void** buffers);"), std::string::npos);
+  EXPECT_NE(header.find("int axpy_fixture_abi_version(void);"), std::string::npos);
+  EXPECT_EQ(header.find("mk_kernel"), std::string::npos);
   EXPECT_NE(header.find("\"x.1\""), std::string::npos) << "parameter names come from the module";
   const std::string& readme = Find(*e, "readme")->contents;
   EXPECT_NE(readme.find("run " + std::to_string(run.run_id)), std::string::npos);
   EXPECT_NE(readme.find("fx1 axpy_fixture"), std::string::npos);
   EXPECT_NE(readme.find(run.library_sha256), std::string::npos);
+  EXPECT_NE(readme.find(e->library_sha256), std::string::npos);
   EXPECT_NE(readme.find(run.module_sha256), std::string::npos);
   EXPECT_NE(readme.find("-lmaxkernel_axpy_fixture"), std::string::npos);
 
@@ -129,7 +140,7 @@ TEST_F(RunExportTest, LibFormatShipsTheStoredLibraryWithHeaderExampleAndReadme) 
 
 TEST_F(RunExportTest, NameOptionOverridesTheTaskName) {
   testing::FixtureRun run = AddRun();
-  ExportOptions options;
+  ExportOptions options = Options();
   options.name = "my-kernel";
   auto e = ExportRun(*db_, *artifacts_, run.run_id, options);
   ASSERT_TRUE(e.ok()) << e.status().ToString();
@@ -137,9 +148,90 @@ TEST_F(RunExportTest, NameOptionOverridesTheTaskName) {
   EXPECT_EQ(e->files.at(0).name, "libmaxkernel_my_kernel.so");
 }
 
+// Issue 29 item 3: every exported library used to define mk_kernel and mk_abi_version, so a
+// program linking two of them called the first library's kernel twice. Two different kernels,
+// exported under their own names, are linked into one C program that calls both.
+TEST_F(RunExportTest, TwoExportedLibrariesLinkIntoOneProgram) {
+  fs::path scale_task = fs::path(dir_) / "scale_task";
+  fs::create_directories(scale_task);
+  std::ofstream(scale_task / "module.hlo") << R"(HloModule fixture_scale
+
+ENTRY main {
+  x = f32[4,8] parameter(0)
+  three = f32[] constant(3)
+  b3 = f32[4,8] broadcast(three), dimensions={}
+  ROOT r = f32[4,8] multiply(x, b3)
+}
+)";
+  std::ofstream(scale_task / "task.yaml") << R"(format: 1
+id: "fx2"
+name: "scale_fixture"
+parameters:
+  - {name: "x", shape: [4, 8], dtype: f32, init: {kind: normal}}
+outputs:
+  - {shape: [4, 8], dtype: f32}
+)";
+  testing::FixtureRun axpy = AddRun();
+  testing::FixtureRun scale = AddRun({.task_dir = scale_task.string(), .with_best = true});
+  auto a = ExportRun(*db_, *artifacts_, axpy.run_id, Options());
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  auto b = ExportRun(*db_, *artifacts_, scale.run_id, Options());
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  fs::path da = fs::path(dir_) / "a", db = fs::path(dir_) / "b";
+  for (const auto& [e, d] : {std::pair{&*a, da}, std::pair{&*b, db}}) {
+    fs::create_directories(d);
+    for (const ExportedFile& f : e->files) std::ofstream(d / f.name, std::ios::binary) << f.contents;
+  }
+  std::ofstream(fs::path(dir_) / "both.c") << R"(#include <stdio.h>
+#include "axpy_fixture.h"
+#include "scale_fixture.h"
+
+int main(void) {
+  float x[32], y[8], axpy_out[32], scale_out[32];
+  for (int i = 0; i < 32; ++i) x[i] = 0.5f * (float)i;
+  for (int j = 0; j < 8; ++j) y[j] = (float)j;
+  void* axpy_buffers[MK_AXPY_FIXTURE_NUM_BUFFERS] = {x, y, axpy_out};
+  void* scale_buffers[MK_SCALE_FIXTURE_NUM_BUFFERS] = {x, scale_out};
+  if (axpy_fixture_abi_version() != MK_AXPY_FIXTURE_ABI_VERSION) return 3;
+  if (scale_fixture_abi_version() != MK_SCALE_FIXTURE_ABI_VERSION) return 3;
+  axpy_fixture_kernel(axpy_buffers);
+  scale_fixture_kernel(scale_buffers);
+  int bad = 0;
+  for (int i = 0; i < 32; ++i) {
+    if (axpy_out[i] != 2.0f * x[i] + y[i % 8]) bad++;
+    if (scale_out[i] != 3.0f * x[i]) bad++;
+  }
+  printf("%d wrong\n", bad);
+  return bad != 0;
+}
+)";
+  fs::path exe = fs::path(dir_) / "both";
+  auto cc = RunProcess({"cc", "-std=c99", "-Wall", "-Werror", "-O1",
+                        (fs::path(dir_) / "both.c").string(), "-I" + da.string(),
+                        "-I" + db.string(), "-o", exe.string(), "-L" + da.string(),
+                        "-lmaxkernel_axpy_fixture", "-L" + db.string(), "-lmaxkernel_scale_fixture",
+                        "-Wl,-rpath," + da.string() + ":" + db.string()},
+                       120);
+  ASSERT_TRUE(cc.ok());
+  ASSERT_EQ(cc->exit_code, 0) << cc->err;
+  auto ran = RunProcess({exe.string()}, 60);
+  ASSERT_TRUE(ran.ok());
+  EXPECT_EQ(ran->exit_code, 0) << ran->out << ran->err;
+  EXPECT_EQ(ran->out, "0 wrong\n");
+
+  // Nothing but the two prefixed entry points is exported (no clash on any other symbol).
+  auto nm = RunProcess({"nm", "-D", "--defined-only", (da / "libmaxkernel_axpy_fixture.so").string()}, 60);
+  if (nm.ok() && nm->exit_code == 0) {
+    EXPECT_NE(nm->out.find(" axpy_fixture_kernel\n"), std::string::npos) << nm->out;
+    EXPECT_NE(nm->out.find(" axpy_fixture_abi_version\n"), std::string::npos) << nm->out;
+    EXPECT_EQ(nm->out.find("mk_kernel"), std::string::npos) << nm->out;
+    EXPECT_EQ(nm->out.find("mk_abi_version"), std::string::npos) << nm->out;
+  }
+}
+
 TEST_F(RunExportTest, RunWithoutBestCandidateIsRefusedWithTheReason) {
   testing::FixtureRun run = AddRun({.task_dir = "", .with_best = false});
-  auto e = ExportRun(*db_, *artifacts_, run.run_id);
+  auto e = ExportRun(*db_, *artifacts_, run.run_id, Options());
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_TRUE(e->files.empty());
   EXPECT_NE(e->refused.find("no correct candidate"), std::string::npos) << e->refused;
@@ -148,7 +240,7 @@ TEST_F(RunExportTest, RunWithoutBestCandidateIsRefusedWithTheReason) {
 }
 
 TEST_F(RunExportTest, UnknownRunIsNotFound) {
-  auto e = ExportRun(*db_, *artifacts_, 4242);
+  auto e = ExportRun(*db_, *artifacts_, 4242, Options());
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), ErrorCode::kNotFound);
   EXPECT_NE(e.status().message().find("4242"), std::string::npos);
@@ -163,7 +255,7 @@ TEST_F(RunExportTest, CorruptedLibraryIsDetectedAndNamed) {
     f.seekp(100);
     f.put('\x5a');  // one flipped byte in the middle of the ELF file
   }
-  auto e = ExportRun(*db_, *artifacts_, run.run_id);
+  auto e = ExportRun(*db_, *artifacts_, run.run_id, Options());
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("corrupted"), std::string::npos) << e.status().ToString();
   EXPECT_NE(e.status().message().find(run.library_sha256), std::string::npos);
@@ -172,7 +264,7 @@ TEST_F(RunExportTest, CorruptedLibraryIsDetectedAndNamed) {
 TEST_F(RunExportTest, MissingModuleArtifactIsAnError) {
   testing::FixtureRun run = AddRun();
   fs::remove(artifacts_->PathFor(run.module_sha256));
-  auto e = ExportRun(*db_, *artifacts_, run.run_id);
+  auto e = ExportRun(*db_, *artifacts_, run.run_id, Options());
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), ErrorCode::kNotFound) << e.status().ToString();
   EXPECT_NE(e.status().message().find("HLO module"), std::string::npos) << e.status().ToString();
@@ -180,7 +272,7 @@ TEST_F(RunExportTest, MissingModuleArtifactIsAnError) {
 
 TEST_F(RunExportTest, ShimThatDoesNotCompileFailsWithTheCompilersFirstError) {
   testing::FixtureRun run = AddRun();
-  ExportOptions options;
+  ExportOptions options = Options();
   options.format = ExportFormat::kJaxFfi;
   options.jax_include_dir = dir_ + "/no-jaxlib-here";  // ffi.h cannot be found
   auto e = ExportRun(*db_, *artifacts_, run.run_id, options);
@@ -223,7 +315,7 @@ TEST_F(RunExportTest, JaxFfiFormatCompilesALoadableShim) {
   auto probe = RunProcess({task::BridgePython(), "-c", "import jax.ffi"}, 120);
   if (!probe.ok() || probe->exit_code != 0) GTEST_SKIP() << "JAX is not installed";
   testing::FixtureRun run = AddRun();
-  ExportOptions options;
+  ExportOptions options = Options();
   options.format = ExportFormat::kJaxFfi;
   auto e = ExportRun(*db_, *artifacts_, run.run_id, options);
   ASSERT_TRUE(e.ok()) << e.status().ToString();

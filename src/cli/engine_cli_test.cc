@@ -201,8 +201,8 @@ TEST_F(EngineCliTest, CompileWritesALibraryThatTheExampleCalls) {
   }
   EXPECT_EQ(j["files"]["library"], Path("lib/libmaxkernel_add_pair.so"));
   std::string header = Slurp(Path("lib/add_pair.h"));
-  EXPECT_NE(header.find("void mk_kernel(void** buffers);"), std::string::npos);
-  EXPECT_NE(header.find("int mk_abi_version(void);"), std::string::npos);
+  EXPECT_NE(header.find("void add_pair_kernel(void** buffers);"), std::string::npos);
+  EXPECT_NE(header.find("int add_pair_abi_version(void);"), std::string::npos);
   EXPECT_NE(header.find("buffers[2]  output 0  f32[2,3]  24 bytes"), std::string::npos) << header;
   EXPECT_NE(Slurp(Path("lib/plan.txt")).find("HloModule"), std::string::npos);
 

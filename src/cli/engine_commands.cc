@@ -77,7 +77,11 @@ Result<int> RunCompile(const CompileOptions& o) {
   MK_ASSIGN_OR_RETURN(CompileInput input, LoadCompileInput(o.input));
   agents::CpuEngine engine;
   MK_ASSIGN_OR_RETURN(agents::LoweredModule lowered, engine.Lower(*input.module));
-  Result<runtime::CompiledLibrary> lib = engine.Build(lowered.impl);
+  // The shipped library exports <name>_kernel / <name>_abi_version (library_export.h), so that
+  // several compiled libraries link into one program; module.cc stays the kernel as maxkernel
+  // builds it (mk_kernel), which `check --source` takes.
+  Result<runtime::CompiledLibrary> lib =
+      agents::BuildExportedLibrary(engine.compiler(), input.name, lowered.impl);
   if (!lib.ok()) {
     // Generated code the compiler rejects is our bug, not the user's input (exit 1).
     return Status(ErrorCode::kInternal, lib.status().message(), lib.status().loc());

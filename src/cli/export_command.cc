@@ -69,6 +69,7 @@ Result<int> RunExport(const ExportOptions& o) {
                         {"dir", o.out},
                         {"implementation_hash", e.implementation_hash},
                         {"library_sha256", e.library_sha256},
+                        {"measured_library_sha256", e.measured_library_sha256},
                         {"module_sha256", e.module_sha256}};
     for (const agents::ExportedFile& f : e.files) {
       j["files"][f.role] = (fs::path(o.out) / f.name).string();

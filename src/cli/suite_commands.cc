@@ -13,6 +13,7 @@
 #include "analysis/fusion_plan.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/import_destination.h"
 #include "hlo/dump_files.h"
 #include "hlo/parser.h"
 #include "hlo/printer.h"
@@ -110,10 +111,8 @@ std::string TaskIdOf(const std::string& path, const std::string& module_name) {
 }
 
 Result<int> ImportHlo(const ImportOptions& o) {
+  MK_RETURN_IF_ERROR(CheckImportDestination(o.out, o.force));
   std::error_code ec;
-  if (fs::exists(o.out, ec) && !o.force) {
-    return InvalidArgument(o.out + " already exists (pass --force to replace it)");
-  }
   std::string source = o.source;
   if (fs::is_directory(source, ec)) {
     MK_ASSIGN_OR_RETURN(source, hlo::PickDumpedModule(source, o.function));
@@ -168,10 +167,8 @@ Result<int> ImportHlo(const ImportOptions& o) {
 }
 
 Result<int> ImportPython(const ImportOptions& o) {
+  MK_RETURN_IF_ERROR(CheckImportDestination(o.out, o.force));
   std::error_code ec;
-  if (fs::exists(o.out, ec) && !o.force) {
-    return InvalidArgument(o.out + " already exists (pass --force to replace it)");
-  }
   if (!fs::is_regular_file(o.source, ec)) return NotFound(o.source + ": no such file");
   // The bridge writes into a staging sibling of the destination (same depth, so relative
   // source paths stay right); we check the module with our own parser before committing.

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hlo/parser.h"
+#include "support/text_escape.h"
 
 namespace mk::task {
 namespace fs = std::filesystem;
@@ -138,6 +139,18 @@ Result<InitSpec> ParseInit(const YamlReader& r, const YAML::Node& node, const st
   return init;
 }
 
+// Task ids and names end up in file names, generated sources and terminal lines: characters
+// that break a line or hide text (controls, ESC, U+2028, bidi overrides, non-UTF-8 bytes) are
+// refused here; everything else is escaped where it is written (support/text_escape.h).
+Status CheckPrintableLabel(const char* key, const std::string& value, const SourceLoc& loc) {
+  std::optional<size_t> bad = FirstUnsafeCharacter(value);
+  if (!bad) return Status::Ok();
+  return InvalidArgument(std::string("task ") + key + " holds " + DescribeCharacterAt(value, *bad) +
+                             " at byte " + std::to_string(*bad) +
+                             ": ids and names must be printable text on one line",
+                         loc);
+}
+
 Result<Task> ParseTaskNode(const YamlReader& r, const YAML::Node& root) {
   Task t;
   if (!root.IsMap()) return InvalidArgument("task.yaml must be a mapping", r.Loc(root));
@@ -149,6 +162,8 @@ Result<Task> ParseTaskNode(const YamlReader& r, const YAML::Node& root) {
   }
   MK_RETURN_IF_ERROR(r.Required(root, "id", t.id));
   MK_RETURN_IF_ERROR(r.Optional(root, "name", t.name));
+  MK_RETURN_IF_ERROR(CheckPrintableLabel("id", t.id, r.Loc(root["id"])));
+  MK_RETURN_IF_ERROR(CheckPrintableLabel("name", t.name, r.Loc(root["name"])));
   MK_RETURN_IF_ERROR(r.Optional(root, "description", t.description));
   MK_RETURN_IF_ERROR(r.Optional(root, "operator", t.operator_name));
   MK_RETURN_IF_ERROR(r.Optional(root, "scale", t.scale));
@@ -215,7 +230,11 @@ Result<Task> ParseTaskNode(const YamlReader& r, const YAML::Node& root) {
 }
 
 // A YAML double-quoted scalar; JSON string syntax is a subset of it.
-std::string Quote(const std::string& s) { return nlohmann::json(s).dump(); }
+// A YAML double-quoted scalar (JSON's escapes are YAML's). Bytes that are not UTF-8 (a file name
+// in a description) become U+FFFD instead of throwing out of nlohmann::json.
+std::string Quote(const std::string& s) {
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 std::string Number(double v) {
   if (!std::isfinite(v)) return v > 0 ? ".inf" : (v < 0 ? "-.inf" : ".nan");
@@ -352,6 +371,8 @@ std::string TaskToYaml(const Task& t) {
 Status ValidateTask(const Task& t) {
   const SourceLoc loc{t.dir.empty() ? "task.yaml" : t.dir + "/task.yaml", 0, 0};
   if (t.id.empty()) return InvalidArgument("task has an empty id", loc);
+  MK_RETURN_IF_ERROR(CheckPrintableLabel("id", t.id, loc));
+  MK_RETURN_IF_ERROR(CheckPrintableLabel("name", t.name, loc));
   if (t.outputs.empty()) return InvalidArgument("task has no outputs", loc);
   std::set<std::string> names;
   for (size_t i = 0; i < t.parameters.size(); ++i) {

@@ -160,6 +160,41 @@ TEST(ValidateTask, RejectsInconsistentTasks) {
   expect_bad([](Task& t) { t.outputs.clear(); }, "no outputs");
 }
 
+// Issue 30 hole 1: an id or name is pasted into generated sources, file names and terminal
+// lines; a newline, ESC, U+2028 or a bidi override in one is refused with its position.
+TEST(ParseTaskYaml, RefusesControlCharactersInIdAndName) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"id: \"12p\"", "id: \"12p\\n__import__('os').system('x')\""},
+      {"id: \"12p\"", "id: \"\\e[2Jall tests passed\""},
+      {"name: llama3_70b_rmsnorm", "name: \"rms\\u2028norm\""},
+      {"name: llama3_70b_rmsnorm", "name: \"rms\\u202enorm\""},
+      {"name: llama3_70b_rmsnorm", "name: \"nul\\0\""},
+  };
+  for (const auto& [from, to] : cases) {
+    std::string text = kTaskYaml;
+    text.replace(text.find(from), from.size(), to);
+    auto t = ParseTaskYaml(text, "bad.yaml");
+    ASSERT_FALSE(t.ok()) << "accepted: " << to;
+    EXPECT_EQ(t.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(t.status().message().find("printable text on one line"), std::string::npos)
+        << t.status().ToString();
+    EXPECT_EQ(t.status().loc().line, from[0] == 'i' ? 2 : 3) << t.status().ToString();
+  }
+  // Quotes, backslashes, comment markers and other Unicode are text: accepted (and escaped by
+  // whatever writes them out).
+  std::string text = kTaskYaml;
+  text.replace(text.find("id: \"12p\""), 9, "id: \"*/ \\\"\\\"\\\" \\\\ \xc3\xa9\"");
+  auto ok = ParseTaskYaml(text);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->id, "*/ \"\"\" \\ \xc3\xa9");
+
+  auto base = ParseTaskYaml(kTaskYaml);
+  ASSERT_TRUE(base.ok());
+  Task t = *base;
+  t.id = "from\na file name";
+  EXPECT_NE(ValidateTask(t).message().find("U+000A"), std::string::npos);
+}
+
 class TempDir {
  public:
   TempDir() {
