@@ -11,6 +11,7 @@ id="${1:-12p}"
 shift || true
 task="bench/jaxbench/$id/ci"
 # Only the binary it runs: the test targets are the test command's (scripts/test.sh).
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1  # as scripts/build.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build -j"$(nproc)" maxkernel
 mk=build/maxkernel

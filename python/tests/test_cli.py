@@ -3,6 +3,7 @@ import (Python and HLO), suite list/export, baseline."""
 
 import json
 import os
+import sqlite3
 
 import pytest
 
@@ -90,14 +91,19 @@ def test_import_python_and_baseline(mk_bin, tmp_path):
     r = run_mk(mk_bin, "import", TINY_WORKLOAD, "-o", str(out))
     assert r.returncode == 2 and "already exists" in r.stderr
 
-    r = run_mk(mk_bin, "baseline", str(out), "--xla", "--min-runs", "3", "--min-time", "0.05")
+    db = tmp_path / "runs.db"
+    task_yaml = (out / "task.yaml").read_text()
+    r = run_mk(mk_bin, "baseline", str(out), "--xla", "--min-runs", "3", "--min-time", "0.05",
+               "--db", str(db))
     assert r.returncode == 0, r.stderr
     assert "median" in r.stdout and "recorded in" in r.stdout
-    with open(out / "task.yaml") as f:
-        t = yaml.safe_load(f)
-    assert t["baseline"]["engine"] == "xla-cpu" and t["baseline"]["median_s"] > 0
-    assert t["baseline"]["runs"] >= 3
-    assert t["parameters"][2]["init"] == {"kind": "data", "file": "data/idx.npy"}  # kept
+    # Recorded in the store, keyed by module and CPU; the task directory is left as it was.
+    assert (out / "task.yaml").read_text() == task_yaml
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT engine, median_s, runs, module_sha256 FROM baselines").fetchall()
+    assert len(rows) == 1
+    engine, median_s, runs, module_sha = rows[0]
+    assert engine == "xla-cpu" and median_s > 0 and runs >= 3 and len(module_sha) == 64
 
     r = run_mk(mk_bin, "baseline", str(out), "--xla", "--json", "--no-record", "--min-runs", "3",
                "--min-time", "0.05")

@@ -35,7 +35,8 @@ def make_run(mk_bin, home, db):
     by the C++ test fixture that builds a run the way optimize leaves one
     (agents_test's FixtureForPython, src/agents/run_export_test.cc)."""
     if run([mk_bin, "optimize", "--help"], home).returncode == 0:
-        r = run([mk_bin, "optimize", TASK_DIR, "--max-iterations", "2", "--db", db], home)
+        r = run([mk_bin, "optimize", TASK_DIR, "--max-iterations", "2", "--db", db,
+                 "--xla-rounds", "0"], home)
         assert r.returncode == 0, f"optimize failed: {r.stderr.strip()[-2000:]}"
     else:
         agents_test = os.path.join(os.path.dirname(mk_bin), "agents_test")

@@ -18,6 +18,10 @@
 #include "hlo/parser.h"
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
+#include "store/data_dir.h"
+#include "store/sqlite_store.h"
+#include "support/sha256.h"
+#include "target/target.h"
 #include "task/bridge.h"
 #include "task/param_names.h"
 #include "task/suite_index.h"
@@ -295,6 +299,7 @@ Result<int> SuiteExport(const std::string& suite_dir, const std::string& scale,
 
 struct BaselineOptions {
   std::string task_dir;
+  std::string db;
   bool xla = false;
   bool as_json = false;
   bool record = true;
@@ -321,7 +326,18 @@ Result<int> Baseline(const BaselineOptions& o) {
   }
   // A task with a JAX source is timed as jax.jit runs that function; one imported from HLO
   // has its module.hlo compiled by XLA:CPU through jaxlib (python/maxkernel_jax/xla.py).
-  MK_ASSIGN_OR_RETURN(task::Task t, task::LoadTask(o.task_dir));
+  MK_ASSIGN_OR_RETURN(task::LoadedTask loaded, task::LoadTaskWithModule(o.task_dir));
+  const task::Task& t = loaded.task;
+  // The store's key for the module: the sha256 of its canonical text, as optimize stores it.
+  const std::string module_sha = Sha256Hex(hlo::PrintModule(*loaded.module));
+  std::unique_ptr<store::SqliteStore> db;
+  std::string db_path;
+  if (o.record) {
+    MK_ASSIGN_OR_RETURN(store::DataDir dir, store::ResolveDataDir(o.db));
+    MK_RETURN_IF_ERROR(store::EnsureDataDir(dir));
+    MK_ASSIGN_OR_RETURN(db, store::SqliteStore::Open(dir.db_path.string()));
+    db_path = dir.db_path.string();
+  }
   auto run = task::RunBridge({"time", o.task_dir, "--min-runs", std::to_string(o.min_runs),
                               "--min-time", std::to_string(o.min_time)});
   if (!run.ok()) return run.status();
@@ -339,9 +355,25 @@ Result<int> Baseline(const BaselineOptions& o) {
   b.cpu = Field(r, "cpu");
   b.jax_version = Field(r, "jax_version");
   b.date = Field(r, "date");
-  if (o.record) MK_RETURN_IF_ERROR(task::RecordBaseline(o.task_dir, b));
+  // Baselines live in the store, keyed by module, CPU and engine, never in a task.yaml (a
+  // committed suite task would change under the user's feet).
+  if (o.record) {
+    store::BaselineRecord rec;
+    rec.module_sha256 = module_sha;
+    rec.cpu_model = target::HostCpu().model;
+    rec.engine = "xla-cpu";
+    rec.engine_version = "jax " + b.jax_version;
+    rec.median_s = b.median_s;
+    rec.p10_s = b.p10_s;
+    rec.p90_s = b.p90_s;
+    rec.runs = b.runs;
+    rec.details_json = r.dump();
+    MK_RETURN_IF_ERROR(db->AddBaseline(rec).status());
+  }
   if (o.as_json) {
     r["recorded"] = o.record;
+    r["module_sha256"] = module_sha;
+    if (o.record) r["database"] = db_path;
     std::cout << r.dump() << "\n";
     return kExitOk;
   }
@@ -356,7 +388,10 @@ Result<int> Baseline(const BaselineOptions& o) {
   if (t.bytes > 0 && b.median_s > 0) {
     std::printf("  GB/s     %.2f\n", static_cast<double>(t.bytes) / b.median_s / 1e9);
   }
-  if (o.record) std::printf("recorded in %s/task.yaml\n", o.task_dir.c_str());
+  if (o.record) {
+    std::printf("recorded in %s for module %s on this CPU\n", db_path.c_str(),
+                module_sha.substr(0, 12).c_str());
+  }
   return kExitOk;
 }
 
@@ -413,12 +448,14 @@ void RegisterSuiteCommands(CLI::App& app, CommandResult& result) {
   });
 
   auto base = std::make_shared<BaselineOptions>();
-  CLI::App* baseline = app.add_subcommand("baseline", "Time a task's baseline and record it");
+  CLI::App* baseline = app.add_subcommand(
+      "baseline", "Time a task's baseline and record it in the store (by module and CPU)");
   baseline->add_option("task", base->task_dir, "task directory")->required();
   baseline->add_flag("--xla", base->xla,
                      "XLA:CPU through JAX (the task's JAX function, or its module.hlo when it "
                      "was imported from HLO)");
   baseline->add_flag("--json", base->as_json, "print JSON instead of a table");
+  baseline->add_option("--db", base->db, "Database to record into (default: DATA_DIR/maxkernel.db)");
   // A callback, not CLI11's "!--no-record" negation, which --help shows as `--no-record{false}`.
   baseline->add_flag_callback("--no-record", [base] { base->record = false; },
                               "do not write the result into task.yaml");
