@@ -85,6 +85,11 @@ std::string Unsupported(const json& info, const std::string& lib, const GemmCase
   };
   const std::string version = l.value("version", "");
   if (!has(l.value("dtypes", json::array()), c.dtype)) {
+    // The library says why where it knows (oneDNN: no bf16 matmul below AVX-512).
+    const json details = l.value("details", json::object());
+    if (details.is_object() && details.contains(c.dtype) && details[c.dtype].is_string()) {
+      return details[c.dtype].get<std::string>();
+    }
     return lib + " " + version + " has no " + c.dtype + " GEMM in this build";
   }
   if (c.out_dtype == "bf16" && !has(l.value("bf16_out", json::array()), c.dtype)) {

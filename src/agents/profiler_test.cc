@@ -475,12 +475,12 @@ TEST_F(ProfilerRunTest, QuickProbeIsStoredAndLoadedByCpuModel) {
   EXPECT_GT(measured->record.id, forced->record.id);
   // Unless other work kept the cores busy around it (a shared machine, or the test suite's own
   // parallel tests): then it is stale and measured again (ProbeStaleness).
-  auto details = target::MachineProbeResultFromJson(
+  auto probed = target::MachineProbeResultFromJson(
       nlohmann::json::parse(measured->record.details_json));
-  ASSERT_TRUE(details.ok());
-  ASSERT_TRUE(details->busy_cores_before && details->busy_cores_after);
-  const bool under_load = std::max(*details->busy_cores_before, *details->busy_cores_after) >
-                          kProbeMaxBusyFraction * details->cores;
+  ASSERT_TRUE(probed.ok());
+  ASSERT_TRUE(probed->busy_cores_before && probed->busy_cores_after);
+  const bool under_load = std::max(*probed->busy_cores_before, *probed->busy_cores_after) >
+                          kProbeMaxBusyFraction * probed->cores;
   auto again = LoadOrProbeMachine(**store, false, real, compile);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(again->probed_now, under_load);

@@ -129,8 +129,9 @@ PreparedGemm PrepareOneDnn(const GemmProblem& p, GemmData& d, int threads) {
       st->stream.wait();
     };
   } catch (const dnnl::error& e) {
-    g.error = std::string("oneDNN matmul: ") + e.what();
-    g.unsupported = !Bf16MatmulMissing().empty();
+    const std::string missing = Bf16MatmulMissing();
+    g.unsupported = !missing.empty();
+    g.error = g.unsupported ? missing : std::string("oneDNN matmul: ") + e.what();
   }
   return g;
 }

@@ -58,6 +58,8 @@ const char* CodeName(ErrorCode code) {
     case ErrorCode::kUnimplemented: return "unimplemented";
     case ErrorCode::kInternal: return "internal";
     case ErrorCode::kIo: return "io";
+    case ErrorCode::kEnvironment: return "environment";
+    case ErrorCode::kCancelled: return "cancelled";
   }
   return "error";
 }
