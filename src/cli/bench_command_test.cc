@@ -11,6 +11,7 @@
 
 #include "cli/cli_test_util.h"
 #include "store/sqlite_store.h"
+#include "target/machine_probe.h"
 #include "target/target.h"
 
 namespace mk::cli {
@@ -230,6 +231,17 @@ TEST(BenchCommandTest, FloorsComeFromTheStoredMachineProbe) {
     probe.peak_flops_f32 = 50e9 * host.cores;
     probe.peak_flops_bf16 = 100e9 * host.cores;
     probe.bandwidth_bytes_per_s = 10e9;
+    // The facts that keep a stored probe current (agents/profiler.h: ProbeStaleness).
+    target::MachineProbeResult details;
+    details.cpu_model = probe.cpu_model;
+    details.cores = static_cast<int>(probe.cores);
+    details.peak_flops_f32 = probe.peak_flops_f32;
+    details.peak_flops_bf16 = probe.peak_flops_bf16;
+    details.bandwidth_bytes_per_s = probe.bandwidth_bytes_per_s;
+    details.isa_level = host.isa_level;
+    details.boot_id = target::CurrentBootId();
+    details.busy_cores_before = details.busy_cores_after = 0.0;
+    probe.details_json = target::ToJson(details).dump();
     ASSERT_TRUE((*db)->AddMachineProbe(probe).ok());
   }
   Ran r = RunMaxkernel(args);
