@@ -381,7 +381,7 @@ Result<Comparison> CompareWithTimer(const ProfileRequest& a, const ProfileReques
     c.verdict.verdict = Verdict::kInconclusive;
     c.verdict.reason += "; the machine is " +
                         DescribeLoad(c.load_after.loaded() ? c.load_after : c.load_before) +
-                        "), where a verdict needs the interval beyond " +
+                        ", where a verdict needs the interval beyond " +
                         std::to_string(static_cast<int>(kLoadedVerdictMargin * 100)) + "%";
   }
   return c;

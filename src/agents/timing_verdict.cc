@@ -117,9 +117,13 @@ RatioVerdict JudgeRoundRatios(const std::vector<double>& round_ratios, uint64_t 
   const std::string interval =
       "x" + Fixed(v.estimate) + " [" + Fixed(v.low) + ", " + Fixed(v.high) + "] over " +
       std::to_string(logs.size()) + " rounds";
+  // Two clusters make the interval meaningless unless every single round agrees.
+  const double lowest = std::exp(*std::min_element(logs.begin(), logs.end()));
+  const double highest = std::exp(*std::max_element(logs.begin(), logs.end()));
+  const bool unanimous = lowest > 1 + kVerdictMargin || highest < 1 - kVerdictMargin;
   if (static_cast<int>(logs.size()) < kMinVerdictRounds) {
     v.reason = interval + ": fewer than " + std::to_string(kMinVerdictRounds) + " rounds";
-  } else if (v.bimodal) {
+  } else if (v.bimodal && !unanimous) {
     v.reason = interval + ": the rounds split into two clusters (bimodal timings)";
   } else if (v.low > 1 + kVerdictMargin) {
     v.verdict = Verdict::kFaster;

@@ -7,7 +7,8 @@
 //   slower        the whole interval lies below 1 - kVerdictMargin,
 //   inconclusive  otherwise, with fewer than kMinVerdictRounds rounds, or when the rounds split
 //                 into two clusters (a bimodal machine or kernel: one cluster is not "the"
-//                 speed, and averaging them would call a coin toss a win).
+//                 speed, and averaging them would call a coin toss a win) unless every single
+//                 round lies beyond the margin on the same side.
 // The bootstrap's random draws are seeded, so one set of ratios always gets one verdict.
 #pragma once
 

@@ -213,6 +213,7 @@ void PrintTable(const json& r, const std::map<int64_t, double>& took_s) {
                 Seconds(xla["xla_median_s"].get<double>()).c_str(),
                 Seconds(xla["ours_median_s"].get<double>()).c_str(), xla["rounds"].get<int>(),
                 xla["load_after"].value("loaded", false) ? ", machine loaded" : "");
+    std::printf("           %s\n", v.value("reason", "").c_str());
   } else if (xla.is_object()) {
     std::printf("vs XLA     not measured: %s\n", xla.value("error", "").c_str());
   }
