@@ -363,8 +363,8 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
     p.outcome = outcome;
     if (best) {
       p.best_s = best->second;
-      if (roofline_of(best->second).fraction <= 1) {
-        p.best_roofline_fraction = roofline_of(best->second).fraction;
+      if (const double fraction = roofline_of(best->second).fraction; fraction <= 1) {
+        p.best_roofline_fraction = fraction;
       }
       if (baseline_s) p.speedup_vs_baseline = *baseline_s / best->second;
     }
@@ -549,9 +549,9 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
 
   // ---- the roofline: above 100% means the peaks are wrong --------------------------------
   json roofline_note = nullptr;
-  if (best_entry && best_entry->measurement &&
-      roofline_of(best_entry->measurement->median_s).fraction > 1) {
-    const double before = roofline_of(best_entry->measurement->median_s).fraction;
+  if (const double before =
+          best_entry && best_entry->measurement ? roofline_of(best_entry->measurement->median_s).fraction : 0;
+      before > 1) {
     Result<target::Target> again = callbacks.reprobe
                                        ? callbacks.reprobe()
                                        : Result<target::Target>(NotFound("no re-probe here"));
