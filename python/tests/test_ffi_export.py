@@ -125,3 +125,45 @@ def test_export_of_unknown_run_is_bad_input(mk_bin, tmp_path):
     assert r.returncode == 2
     assert "no maxkernel database at" in r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_imported_argument_names_reach_the_header_and_the_ffi_module(mk_bin, tmp_path):
+    """Issue 29 item 5: a JAX function's own argument names (x, w; JAX names the HLO parameters
+    x.1 and w.1) are the names the exported header's buffer table and the FFI module use."""
+    import jax.numpy as jnp
+
+    from conftest import REFERENCE
+
+    home = tmp_path / "home"
+    home.mkdir()
+    db = tmp_path / "names.db"
+    task_dir = tmp_path / "gelu"
+    r = run([mk_bin, "import", REFERENCE, "--function", "gelu_mlp", "-o", task_dir], home)
+    assert r.returncode == 0, r.stderr
+    r = run([mk_bin, "optimize", task_dir, "--max-iterations", "1", "--db", db, "--xla-rounds",
+             "0", "--no-probe", "--json", "-q"], home)
+    assert r.returncode == 0, r.stderr
+    run_id = str(json.loads(r.stdout)["run_id"])
+
+    lib = tmp_path / "lib"
+    r = run([mk_bin, "export", run_id, "--format", "lib", "-o", lib, "--db", db, "--json"], home)
+    assert r.returncode == 0, r.stderr
+    name = json.loads(r.stdout)["name"]
+    header = (lib / f"{name}.h").read_text()
+    assert '"x"' in header and '"w"' in header, header
+    assert "x.1" not in header and "x_1" not in header and "arg0" not in header
+
+    ffi = tmp_path / "ffi"
+    r = run([mk_bin, "export", run_id, "--format", "jax-ffi", "-o", ffi, "--db", db, "--json"],
+            home)
+    assert r.returncode == 0, r.stderr
+    exported = json.loads(r.stdout)
+    source = (ffi / f"{name}_jax.py").read_text()
+    assert "x.1" not in source and "x_1" not in source and "arg0" not in source
+    kernel = getattr(import_path(f"{name}_names_jax", exported["files"]["python"]), name)
+    x = jnp.zeros((4, 8), jnp.float32)
+    w = jnp.zeros((8, 3), jnp.float32)
+    with pytest.raises(TypeError, match=r"argument 0 \('x'\) must be float32\[4, 8\]"):
+        kernel(x.astype(jnp.int32), w)
+    with pytest.raises(ValueError, match=r"argument 1 \('w'\)"):
+        kernel(x, w[:4])
