@@ -122,12 +122,21 @@ nlohmann::json ToJson(const Plan& plan) {
                          {"doc", p.doc}});
       }
     }
+    nlohmann::json hero = nullptr, fusion = nlohmann::json::array();
+    if (i < plan.fusion.kernels.size()) {
+      const analysis::Kernel& fused = plan.fusion.kernels[i];
+      if (fused.hero) hero = fused.hero->name;
+      for (const analysis::FusionNote& n : fused.notes) {
+        fusion.push_back({{"instruction", n.instruction}, {"fused", n.fused},
+                          {"reason", n.reason}});
+      }
+    }
     kernels.push_back({{"id", k.id}, {"name", k.name}, {"family", k.family},
                        {"compute_dtype", k.compute_dtype}, {"flops", k.flops},
                        {"bytes", k.bytes}, {"intensity", k.intensity},
                        {"compute_s", k.compute_s}, {"memory_s", k.memory_s},
                        {"lower_bound_s", k.lower_bound_s}, {"bound", k.bound},
-                       {"space", space}});
+                       {"hero", hero}, {"fusion", fusion}, {"space", space}});
   }
   return {{"lower_bound_s", plan.lower_bound_s},
           {"rationale_markdown", plan.rationale_markdown},

@@ -57,8 +57,9 @@ Result<Plan> RunPlanner(const PlanRequest& request, const codegen::Emitter& emit
 KernelRoofline KernelRooflineOf(const analysis::Kernel& kernel, const target::Target& target);
 
 // {"lower_bound_s", "rationale_markdown", "kernels": [{id, name, family, compute_dtype, flops,
-//  bytes, intensity, compute_s, memory_s, lower_bound_s, bound, space: [{name, values, initial,
-//  doc}]}], "initial": candidate}
+//  bytes, intensity, compute_s, memory_s, lower_bound_s, bound, hero (instruction name or
+//  null), fusion: [{instruction, fused, reason}] (the planner's notes: why each instruction
+//  joined, then what it kept out), space: [{name, values, initial, doc}]}], "initial": candidate}
 nlohmann::json ToJson(const Plan& plan);
 
 }  // namespace mk::agents

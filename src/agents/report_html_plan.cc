@@ -1,6 +1,6 @@
 // The report's plan sections: the kernels the planner made (roofline numbers, what bounds each,
-// measured time), why each is what it is (its compute and memory lower bounds and the search
-// space its emitter declared) and the planner's own rationale in markdown.
+// measured time), why each is what it is (what the planner merged into it and kept out, its
+// compute and memory lower bounds and the search space its emitter declared) and the planner's own rationale in markdown.
 #include <string>
 
 #include "agents/report_html_internal.h"
@@ -49,6 +49,51 @@ std::string SpaceList(const json& k) {
   return s + "</ul>\n";
 }
 
+// Why the kernel holds what it holds: the instruction that leads it, each instruction the
+// planner merged in with its reason (instructions sharing a reason on one line), then what it
+// kept out and why. Long kernels show their first kMaxReasons reasons.
+std::string FusionList(const json& k) {
+  constexpr size_t kMaxReasons = 12;
+  std::string s;
+  if (auto hero = Text(k, "hero")) s += "<p>led by <code>%" + Escape(*hero) + "</code></p>\n";
+  std::vector<std::pair<std::string, std::vector<std::string>>> joined, declined;
+  auto add = [](auto& groups, const std::string& reason, const std::string& name) {
+    for (auto& [r, names] : groups) {
+      if (r == reason) return names.push_back(name);
+    }
+    groups.push_back({reason, {name}});
+  };
+  for (const json* n : Items(k, "fusion")) {
+    const std::string name = Text(*n, "instruction").value_or("?");
+    const std::string reason = Text(*n, "reason").value_or("");
+    const json* fused = Field(*n, "fused");
+    add(fused && fused->is_boolean() && !fused->get<bool>() ? declined : joined, reason, name);
+  }
+  if (joined.empty() && declined.empty()) {
+    return s + Na("nothing merged: the kernel is one instruction's, or the plan records no "
+                  "reasons");
+  }
+  auto list = [&](const auto& groups, const std::string& verb) {
+    std::string out;
+    size_t shown = 0;
+    for (const auto& [reason, names] : groups) {
+      if (shown++ == kMaxReasons) {
+        out += "<li>… " + std::to_string(groups.size() - kMaxReasons) + " more</li>\n";
+        break;
+      }
+      std::string codes;
+      for (const std::string& name : names) {
+        codes += std::string(codes.empty() ? "" : ", ") + "<code>%" + Escape(name) + "</code>";
+      }
+      out += "<li>" + verb + " " + codes + ": " + Escape(reason) + "</li>\n";
+    }
+    return out;
+  };
+  s += "<ul class=\"fusion\">\n" + list(joined, "merged") + list(declined, "kept out") +
+       "</ul>\n";
+  return s;
+}
+
 }  // namespace
 
 std::string PlanSection(const json& result) {
@@ -82,12 +127,13 @@ std::string PlanSection(const json& result) {
   // share a loop nest; its roofline bound says where its time must go, and its space says what
   // the search was allowed to try.
   s += "<h3 id=\"plan-why\">Why these kernels</h3>\n<table>\n"
-       "<tr><th>kernel</th><th>what bounds it</th><th>what the search may change</th></tr>\n";
+       "<tr><th>kernel</th><th>why the planner fused what it fused</th><th>what bounds it</th>"
+       "<th>what the search may change</th></tr>\n";
   for (const json* k : kernels) {
     std::string name = "#" + Text(*k, "id").value_or("?") + " " + Text(*k, "name").value_or("");
     if (auto family = Text(*k, "family")) name += " (" + *family + ")";
-    s += "<tr><td>" + Escape(name) + "</td><td>" + BoundReason(*k) + "</td><td>" + SpaceList(*k) +
-         "</td></tr>\n";
+    s += "<tr><td>" + Escape(name) + "</td><td>" + FusionList(*k) + "</td><td>" +
+         BoundReason(*k) + "</td><td>" + SpaceList(*k) + "</td></tr>\n";
   }
   return s + "</table>\n</section>\n";
 }

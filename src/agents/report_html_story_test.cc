@@ -248,6 +248,27 @@ TEST(ReportHtmlStoryTest, WhyTheseKernelsShowsBoundsAndTheSearchSpace) {
   EXPECT_LT(html.find("id=\"plan\""), html.find("id=\"rationale\""));
 }
 
+TEST(ReportHtmlStoryTest, WhyTheseKernelsSaysWhatThePlannerFusedAndKeptOut) {
+  json r = FullResult();
+  r["plan"]["kernels"][0]["hero"] = "dot";
+  r["plan"]["kernels"][0]["fusion"] = {
+      {{"instruction", "add"}, {"fused", true}, {"reason", "elementwise on %dot's result"}},
+      {{"instruction", "relu"}, {"fused", true}, {"reason", "elementwise on %dot's result"}},
+      {{"instruction", "<b>x"}, {"fused", false}, {"reason", "it would add a <second> output"}}};
+  std::string plan = Section(RenderOptimizeReport(r), "plan");
+  EXPECT_NE(plan.find("why the planner fused what it fused"), std::string::npos);
+  EXPECT_NE(plan.find("led by <code>%dot</code>"), std::string::npos) << plan;
+  // Instructions merged for one reason share a line; what was kept out follows, escaped.
+  EXPECT_NE(plan.find("<li>merged <code>%add</code>, <code>%relu</code>: elementwise on %dot&#39;s "
+                      "result</li>"),
+            std::string::npos) << plan;
+  EXPECT_NE(plan.find("<li>kept out <code>%&lt;b&gt;x</code>: it would add a &lt;second&gt; "
+                      "output</li>"),
+            std::string::npos) << plan;
+  // Kernel 1 records no notes: the report says so rather than showing nothing.
+  EXPECT_NE(plan.find("nothing merged"), std::string::npos);
+}
+
 json Verdict(const std::string& v, double ratio, double lo, double hi, bool bimodal) {
   return {{"verdict", v}, {"ratio", ratio}, {"ci95", {lo, hi}}, {"rounds", 8},
           {"bimodal", bimodal}, {"reason", "the interval lies above +2%"}};

@@ -60,6 +60,33 @@ void CollectCalled(const hlo::Computation* c, std::vector<const hlo::Computation
   out.push_back(c);
 }
 
+// The notes about kernel `kid` that its members still bear out: a join whose instruction is
+// in the kernel (the latest join of each instruction only), a refusal whose instruction is not.
+std::vector<FusionNote> NotesOfKernel(const std::vector<FusionNote>& notes,
+                                      const std::map<std::string, int>& kernel_of, int kid) {
+  auto kernel = [&](const std::string& name) {
+    auto it = kernel_of.find(name);
+    return it == kernel_of.end() ? -1 : it->second;
+  };
+  std::map<std::string, size_t> last_join;
+  for (size_t n = 0; n < notes.size(); ++n) {
+    if (notes[n].fused) last_join[notes[n].instruction] = n;
+  }
+  std::vector<FusionNote> joins, refusals;
+  std::set<std::pair<std::string, std::string>> refused;
+  for (size_t n = 0; n < notes.size(); ++n) {
+    const FusionNote& note = notes[n];
+    if (kernel(note.kernel_member) != kid) continue;
+    const bool inside = kernel(note.instruction) == kid;
+    if (note.fused && inside && last_join[note.instruction] == n) joins.push_back(note);
+    if (!note.fused && !inside && refused.emplace(note.instruction, note.reason).second) {
+      refusals.push_back(note);
+    }
+  }
+  joins.insert(joins.end(), refusals.begin(), refusals.end());
+  return joins;
+}
+
 }  // namespace
 
 std::string Kernel::ToHloText() const {
@@ -181,6 +208,7 @@ Result<FusionPlan> PlanFromDecisions(const hlo::Module& module, const FusionDeci
     for (const Instruction* out : k.outputs) k.bytes += ShapeBytes(out->shape);
     k.family = FamilyOf(k, &k.hero);
     k.name = "kernel." + std::to_string(k.id) + "." + KernelFamilyName(k.family);
+    k.notes = NotesOfKernel(decisions.notes, decisions.kernel_of, kid);
     plan.kernels.push_back(std::move(k));
   }
   return plan;

@@ -20,6 +20,16 @@ enum class KernelFamily {
 };
 const char* KernelFamilyName(KernelFamily f);
 
+// Why the planner merged an instruction into a kernel, or why it kept one out (the report's
+// "why these kernels"). `kernel_member` names any instruction of the kernel the note is about:
+// the one that absorbed `instruction`, or the one that declined it.
+struct FusionNote {
+  std::string instruction;
+  std::string kernel_member;
+  bool fused = true;   // false: the planner kept `instruction` out of that kernel
+  std::string reason;  // one sentence for people
+};
+
 struct Kernel {
   int id = 0;
   std::string name;  // "kernel.3.reduction"
@@ -28,6 +38,10 @@ struct Kernel {
   std::vector<const hlo::Instruction*> instructions;  // topological order
   std::vector<const hlo::Instruction*> inputs;   // values from outside (parameters, constants, other kernels)
   std::vector<const hlo::Instruction*> outputs;  // values used outside the kernel (or the root)
+  // The planner's notes on this kernel, in the order it decided: the latest reason each member
+  // joined (members without one never joined anything: they started the kernel), then the
+  // merges it declined. Empty for a plan made from hand-made decisions.
+  std::vector<FusionNote> notes;
   int64_t flops = 0;
   int64_t bytes = 0;  // inputs read + outputs written, once each
 
@@ -40,6 +54,9 @@ struct Kernel {
 // get-tuple-element of parameters and the root tuple are not in any kernel.
 struct FusionDecisions {
   std::map<std::string, int> kernel_of;
+  // The planner's reasons, in decision order (PlanFusion writes them; a search that changes
+  // kernel_of may keep them: PlanFromDecisions drops each note the new kernels contradict).
+  std::vector<FusionNote> notes;
 };
 
 struct FusionPlan {

@@ -3,6 +3,7 @@
 // check on the kernel graph. The rules only decide what is fused; emitters lower any fused
 // subgraph correctly, so a rule that misjudges costs speed, never correctness.
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <set>
 #include <unordered_map>
@@ -114,18 +115,34 @@ class Partition {
   }
 
   // Merges group `from` into `into` unless that would make the kernel graph cyclic (a path
-  // from one group to the other through a third group).
-  bool TryMerge(int from, int into) {
+  // from one group to the other through a third group). Notes `reason` for what joined: the
+  // one member of `from`, or the hero that leads it; a refusal is noted too.
+  bool TryMerge(int from, int into, const std::string& reason) {
     if (from == into) return true;
-    if (ReachesThroughOther(from, into) || ReachesThroughOther(into, from)) return false;
+    const std::vector<const Instruction*> joining = Members(from);
+    const Instruction* joiner = joining.size() == 1 ? joining[0] : Hero(from);
+    if (!joiner) joiner = joining.front();
+    const std::string member = Members(into).front()->name;
+    if (ReachesThroughOther(from, into) || ReachesThroughOther(into, from)) {
+      Decline(joiner, into, "joining would put another kernel both before and after it (a "
+                            "cycle between kernels)");
+      return false;
+    }
     for (auto& [inst, g] : group_) {
       if (g == from) g = into;
     }
+    notes_.push_back({joiner->name, member, true, reason});
     return true;
+  }
+
+  // Notes that `i` was kept out of group `g`, and why.
+  void Decline(const Instruction* i, int g, const std::string& reason) {
+    notes_.push_back({i->name, Members(g).front()->name, false, reason});
   }
 
   FusionDecisions Decisions() const {
     FusionDecisions d;
+    d.notes = notes_;
     // Renumber groups densely in topological order of first appearance.
     std::unordered_map<int, int> dense;
     for (const auto& inst : entry_.instructions()) {
@@ -167,7 +184,19 @@ class Partition {
   std::unordered_map<const Instruction*, std::vector<const Instruction*>> users_;
   std::unordered_map<const Instruction*, int> group_;
   int next_group_ = 0;
+  std::vector<FusionNote> notes_;
 };
+
+// "8 MiB", "512 KiB", "96 B": the sizes the notes compare.
+std::string Bytes(int64_t n) {
+  char buf[32];
+  if (n >= (int64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", n / 1048576.0);
+  else if (n >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", n / 1024.0);
+  else return std::to_string(n) + " B";
+  std::string s = buf;
+  if (auto dot = s.find(".0 "); dot != std::string::npos) s.erase(dot, 2);
+  return s;
+}
 
 bool SameDims(const Instruction* a, const Instruction* b) {
   return a->shape.is_array() && b->shape.is_array() && a->shape.dims() == b->shape.dims();
@@ -186,16 +215,24 @@ void FuseContractionOperands(Partition& p, const Instruction* hero) {
     // pull that whole GEMM along, and its epilogue would then run inside this GEMM's packing,
     // once per thread that packs (9p's SwiGLU: exp and divide per element of the down
     // projection's A, twice) instead of once on each tile, in cache.
-    if (p.Members(p.GroupOf(op)).size() != 1) continue;
-    if (p.TryMerge(p.GroupOf(op), g)) {
+    if (p.Members(p.GroupOf(op)).size() != 1) {
+      p.Decline(op, g, "it ends another contraction's epilogue: pulling it in would run that "
+                       "epilogue inside this GEMM's operand packing, once per packing thread");
+      continue;
+    }
+    if (p.TryMerge(p.GroupOf(op), g,
+                   "a " + std::string(hlo::OpcodeName(op->opcode)) + " of an operand of %" +
+                       hero->name + ": applied while the GEMM packs its operand tiles, so it "
+                       "costs no pass over memory of its own")) {
       for (const Instruction* o : op->operands) work.push_back(o);
     }
   }
 }
 
 // Grows group `g` with consumers accepted by `accept`, and with broadcasts feeding them whose
-// users all end up inside, until nothing changes.
-void GrowConsumers(Partition& p, int g, const std::function<bool(const Instruction*)>& accept) {
+// users all end up inside, until nothing changes. `reason` says why a consumer joins.
+void GrowConsumers(Partition& p, int g, const std::function<bool(const Instruction*)>& accept,
+                   const std::string& reason) {
   bool changed = true;
   while (changed) {
     changed = false;
@@ -206,12 +243,14 @@ void GrowConsumers(Partition& p, int g, const std::function<bool(const Instructi
         // `accept` vouches for it (row-compatible reductions).
         if (p.Members(p.GroupOf(u)).size() != 1 || p.IsStandaloneGroup(p.GroupOf(u))) continue;
         if (IsContraction(u)) continue;
-        if (p.TryMerge(p.GroupOf(u), g)) {
+        if (p.TryMerge(p.GroupOf(u), g, reason)) {
           changed = true;
           for (const Instruction* o : u->operands) {
             if (p.InKernel(o) && o->opcode == Opcode::kBroadcast && p.GroupOf(o) != g &&
                 p.Members(p.GroupOf(o)).size() == 1 && p.AllUsersIn(o, g)) {
-              p.TryMerge(p.GroupOf(o), g);
+              p.TryMerge(p.GroupOf(o), g,
+                         "a broadcast read only inside this kernel: computed where it is "
+                         "read, never stored");
             }
           }
         }
@@ -275,7 +314,11 @@ void MergeRowReductionKernels(Partition& p, const std::vector<const Instruction*
     for (const Instruction* producer : reduces) {
       const int g = reduction_group(consumer), h = reduction_group(producer);
       if (g < 0 || h < 0 || h == g || !SameRows(producer, consumer)) continue;
-      if (feeds(h, g)) p.TryMerge(h, g);
+      if (feeds(h, g)) {
+        p.TryMerge(h, g, "reduces the same rows as %" + consumer->name +
+                             ", which uses its result: one loop over the rows reads the input "
+                             "once for both");
+      }
     }
   }
 }
@@ -331,10 +374,7 @@ MergeCandidate CandidateMerge(const Partition& p, const hlo::Computation& entry,
 void FuseRowReductions(Partition& p, const hlo::Computation& entry,
                        const std::vector<const Instruction*>& order, int64_t min_bytes) {
   for (const Instruction* dot : order) {
-    if (dot->opcode != Opcode::kDot || !p.InKernel(dot) || !dot->shape.is_array() ||
-        dot->shape.byte_size() < min_bytes) {
-      continue;
-    }
+    if (dot->opcode != Opcode::kDot || !p.InKernel(dot) || !dot->shape.is_array()) continue;
     const int c = p.GroupOf(dot);
     if (p.Hero(c) != dot) continue;
     const std::set<int> readers = ReaderKernels(p, c);
@@ -349,10 +389,30 @@ void FuseRowReductions(Partition& p, const hlo::Computation& entry,
       reductions = reductions && hero && IsSimpleReduce(hero);
     }
     if (!reductions) continue;
+    const int64_t result_bytes = dot->shape.byte_size();
+    if (result_bytes < min_bytes) {
+      std::string size = Bytes(result_bytes), threshold = Bytes(min_bytes);
+      if (size == threshold) {
+        size = std::to_string(result_bytes) + " B";
+        threshold = std::to_string(min_bytes) + " B";
+      }
+      for (int g : readers) {
+        p.Decline(p.Hero(g), c,
+                  "%" + dot->name + "'s result (" + size + ") is under " + threshold +
+                      ": it comes back from the cache for a separate reduction kernel about as "
+                      "fast as the GEMM's tiles would reduce it");
+      }
+      continue;
+    }
     const MergeCandidate m = CandidateMerge(p, entry, order, c, readers);
     const auto plan = PlanRowReduceEpilogue(dot, m.members, m.is_output);
     if (!plan || plan->reduces.size() != m.reduces) continue;
-    for (int g : readers) p.TryMerge(g, c);
+    for (int g : readers) {
+      p.TryMerge(g, c,
+                 "reduces the rows of %" + dot->name + " (" + Bytes(result_bytes) +
+                     "): the GEMM's tiles reduce them as they are computed, so the product is "
+                     "never stored and read back");
+    }
   }
 }
 
@@ -378,12 +438,16 @@ void FuseSegmentEpilogues(Partition& p, const hlo::Computation& entry,
     size_t program_reduces = 0;
     for (const Instruction* i : plan->program) program_reduces += i->opcode == Opcode::kReduce;
     if (program_reduces != m.reduces) continue;
-    p.TryMerge(g, c);
+    p.TryMerge(g, c,
+               "normalizes %" + dot->name + "'s columns in groups of " +
+                   std::to_string(plan->segment) + ": the GEMM's tiles run it group by group, "
+                   "so the product is never stored and read back");
   }
 }
 
-// Pulls loop-op producers whose users are all in `g` into `g` (transitively).
-void GrowProducers(Partition& p, int g, const std::function<bool(const Instruction*)>& accept) {
+// Pulls loop-op producers whose users are all in `g` into `g` (transitively), noting `reason`.
+void GrowProducers(Partition& p, int g, const std::function<bool(const Instruction*)>& accept,
+                   const std::string& reason) {
   bool changed = true;
   while (changed) {
     changed = false;
@@ -391,7 +455,7 @@ void GrowProducers(Partition& p, int g, const std::function<bool(const Instructi
       for (const Instruction* op : m->operands) {
         if (!p.InKernel(op) || p.GroupOf(op) == g || !accept(op)) continue;
         if (p.Members(p.GroupOf(op)).size() != 1 || !p.AllUsersIn(op, g)) continue;
-        if (p.TryMerge(p.GroupOf(op), g)) changed = true;
+        if (p.TryMerge(p.GroupOf(op), g, reason)) changed = true;
       }
     }
   }
@@ -414,9 +478,18 @@ Result<FusionPlan> PlanFusion(const hlo::Module& module, const FusionOptions& op
       auto epilogue_op = [&](const Instruction* u) {
         return hlo::IsElementwise(u->opcode) && SameDims(u, i);
       };
-      GrowConsumers(p, p.GroupOf(i), [&](const Instruction* u) {
-        return epilogue_op(u) && !AddsEpilogueOutput(p, entry, p.GroupOf(i), u, epilogue_op);
-      });
+      GrowConsumers(
+          p, p.GroupOf(i),
+          [&](const Instruction* u) {
+            if (!epilogue_op(u)) return false;
+            if (!AddsEpilogueOutput(p, entry, p.GroupOf(i), u, epilogue_op)) return true;
+            p.Decline(u, p.GroupOf(i),
+                      "as an epilogue it would make the GEMM write a second full-size array; "
+                      "its consumers compute it from the one array instead");
+            return false;
+          },
+          "elementwise on %" + i->name + "'s result: applied to each output tile while it is "
+          "in registers, so only the final value is written");
     }
   }
   // 3. Reduction chains: producers of the reduced input, ops on the kept (row) shape, broadcasts
@@ -438,10 +511,13 @@ Result<FusionPlan> PlanFusion(const hlo::Module& module, const FusionOptions& op
         return u->shape.dims() == input->shape.dims() || u->shape.dims() == r->shape.dims() ||
                u->shape.num_elements() == r->shape.num_elements();
       };
-      GrowConsumers(p, g, row_compatible);
-      GrowProducers(p, g, [&](const Instruction* op) {
-        return IsLoopOp(op) && op->opcode != Opcode::kConcatenate;
-      });
+      GrowConsumers(p, g, row_compatible,
+                    "works on the rows %" + r->name + " reduces (or their elements): the chain "
+                    "runs in one pass over each row");
+      GrowProducers(
+          p, g,
+          [&](const Instruction* op) { return IsLoopOp(op) && op->opcode != Opcode::kConcatenate; },
+          "feeds only this reduction: computed as the rows are read, never stored");
     }
   }
   // 3b. Reduction kernels over the same rows where one feeds the other (13p: the one-hot pick
@@ -464,8 +540,13 @@ Result<FusionPlan> PlanFusion(const hlo::Module& module, const FusionOptions& op
     int g = p.GroupOf(users[0]);
     if (!p.AllUsersIn(i, g) || p.IsStandaloneGroup(g)) continue;
     const Instruction* hero = p.Hero(g);
-    if (hero && IsContraction(hero) && !IsCheapOperandProducer(i)) continue;
-    p.TryMerge(p.GroupOf(i), g);
+    if (hero && IsContraction(hero) && !IsCheapOperandProducer(i)) {
+      p.Decline(i, g, "inside a GEMM it would be recomputed for every multiply-add that reads "
+                      "it; a loop kernel computes it once");
+      continue;
+    }
+    p.TryMerge(p.GroupOf(i), g,
+               "all its users are in this kernel: computed where it is used, never stored");
   }
   return PlanFromDecisions(module, p.Decisions());
 }

@@ -52,6 +52,43 @@ TEST(FusionPlannerTest, GemmAbsorbsBiasAndActivation) {
   EXPECT_EQ(k.inputs.size(), 4u);
 }
 
+// The reason the planner noted for `instruction` in kernel `k` (fused or kept out), or "".
+std::string NoteOf(const Kernel& k, const std::string& instruction, bool fused) {
+  for (const FusionNote& n : k.notes) {
+    if (n.instruction == instruction && n.fused == fused) return n.reason;
+  }
+  return "";
+}
+
+TEST(FusionPlannerTest, NotesSayWhyEachInstructionJoined) {
+  auto m = Parse(kGemmBiasRelu);
+  auto plan = PlanFusion(*m);
+  ASSERT_TRUE(plan.ok());
+  const Kernel& k = plan->kernels[0];
+  EXPECT_NE(NoteOf(k, "add", true).find("elementwise on %dot's result"), std::string::npos);
+  EXPECT_NE(NoteOf(k, "relu", true).find("elementwise on %dot's result"), std::string::npos);
+  EXPECT_NE(NoteOf(k, "bb", true).find("broadcast"), std::string::npos);
+  EXPECT_EQ(NoteOf(k, "dot", true), "");  // the hero started the kernel: it joined nothing
+  for (const FusionNote& n : k.notes) EXPECT_TRUE(n.fused) << n.instruction << ": " << n.reason;
+
+  // Without epilogue fusion nothing says add joined the GEMM.
+  FusionOptions options;
+  options.fuse_epilogues = false;
+  auto apart = PlanFusion(*m, options);
+  ASSERT_TRUE(apart.ok());
+  EXPECT_EQ(NoteOf(*KernelContaining(*apart, "dot"), "add", true), "");
+
+  // Hand-made decisions carry no notes; notes a changed plan contradicts are dropped.
+  FusionDecisions moved = plan->decisions;
+  ASSERT_FALSE(moved.notes.empty());
+  moved.kernel_of["relu"] = 1;
+  auto changed = PlanFromDecisions(*m, moved);
+  ASSERT_TRUE(changed.ok()) << changed.status().ToString();
+  EXPECT_EQ(NoteOf(*KernelContaining(*changed, "dot"), "relu", true), "");
+  EXPECT_NE(NoteOf(*KernelContaining(*changed, "dot"), "add", true), "");
+  EXPECT_TRUE(KernelContaining(*changed, "relu")->notes.empty());
+}
+
 TEST(FusionPlannerTest, EpilogueFusionCanBeTurnedOff) {
   auto m = Parse(kGemmBiasRelu);
   FusionOptions options;
@@ -109,6 +146,8 @@ TEST(FusionPlannerTest, EpilogueOpsThatWouldAddAnOutputStayOut) {
   EXPECT_NE(gemm, KernelContaining(*plan, "picked")) << plan->Summary();
   EXPECT_EQ(KernelContaining(*plan, "picked"), KernelContaining(*plan, "sum")) << plan->Summary();
   EXPECT_EQ(gemm, KernelContaining(*plan, "scaled")) << plan->Summary();
+  // The GEMM's kernel says why `picked` is not its epilogue.
+  EXPECT_NE(NoteOf(*gemm, "picked", false).find("second full-size array"), std::string::npos);
   const Kernel* swish = KernelContaining(*plan, "dot2");
   EXPECT_EQ(swish, KernelContaining(*plan, "sig")) << plan->Summary();
   EXPECT_EQ(swish, KernelContaining(*plan, "swish")) << plan->Summary();
@@ -157,6 +196,12 @@ TEST(FusionPlannerTest, ReductionsOverTheSameRowsThatFeedEachOtherShareAKernel) 
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   ASSERT_EQ(plan->kernels.size(), 1u) << plan->Summary();
   EXPECT_EQ(plan->kernels[0].family, KernelFamily::kReduction);
+  // One of the two reductions' kernels joined the other because they walk the same rows.
+  bool same_rows = false;
+  for (const FusionNote& n : plan->kernels[0].notes) {
+    same_rows |= n.reason.find("reduces the same rows as") != std::string::npos;
+  }
+  EXPECT_TRUE(same_rows);
 }
 
 constexpr const char* kSoftmax = R"(

@@ -177,7 +177,24 @@ TEST(RowReduceEpilogueTest, PlannerMergesTheReductionKernelIntoTheGemm) {
     EXPECT_EQ(separate->kernels.size(), 2u) << separate->Summary();
   }
   any_size.row_reduction_min_bytes = 8 * 32 * 4;  // exactly the result's size: fused
-  EXPECT_EQ(PlanFusion(*m, any_size)->kernels.size(), 1u);
+  auto fused = PlanFusion(*m, any_size);
+  ASSERT_TRUE(fused.ok());
+  EXPECT_EQ(fused->kernels.size(), 1u);
+
+  // The notes say why, both ways: the GEMM's kernel names the size against the threshold.
+  auto reasons = [](const Kernel& k, bool joined) {
+    std::string all;
+    for (const FusionNote& n : k.notes) {
+      if (n.fused == joined) all += n.instruction + ": " + n.reason + "\n";
+    }
+    return all;
+  };
+  EXPECT_NE(reasons(fused->kernels[0], true).find("reduces the rows of %dot (1 KiB)"),
+            std::string::npos) << reasons(fused->kernels[0], true);
+  auto small = PlanFusion(*m, larger);
+  ASSERT_TRUE(small.ok());
+  EXPECT_NE(reasons(small->kernels[0], false).find("%dot's result (1024 B) is under 1025 B"),
+            std::string::npos) << reasons(small->kernels[0], false);
 }
 
 }  // namespace
