@@ -19,6 +19,7 @@
 #include "hlo/literal_npy.h"
 #include "hlo/verifier.h"
 #include "interp/interpreter.h"
+#include "runtime/compiler.h"
 #include "task/bridge.h"
 #include "task/inputs.h"
 #include "task/task.h"
@@ -178,13 +179,7 @@ Result<std::vector<std::string>> ParseOnlyList(const std::string& text) {
   return ids;
 }
 
-std::string DefaultBenchTasksDir() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
-    return std::string(xdg) + "/maxkernel/bench-tasks";
-  }
-  const char* home = std::getenv("HOME");
-  return std::string(home && *home ? home : "/tmp") + "/.cache/maxkernel/bench-tasks";
-}
+std::string DefaultBenchTasksDir() { return runtime::UserCacheDir("bench-tasks"); }
 
 Result<RoundTimes> XlaBridgeSide::Round(int) {
   MK_ASSIGN_OR_RETURN(
@@ -288,6 +283,9 @@ Result<std::vector<std::string>> JaxbenchTaskDirs(const JaxbenchOptions& o,
                                                   const BenchProgress& progress) {
   const std::string dir = o.tasks_dir.empty() ? DefaultBenchTasksDir() : o.tasks_dir;
   if (o.tasks_dir.empty()) {
+    // The tasks there are compiled and timed as the suite's: the folder must be this user's
+    // alone (a task planted by another user would be benchmarked in the suite's name).
+    MK_RETURN_IF_ERROR(runtime::EnsurePrivateDirectory(dir));
     MK_RETURN_IF_ERROR(ExportMissing(o, dir, progress));
   } else {
     std::error_code ec;

@@ -51,7 +51,8 @@ Result<std::vector<std::string>> ParseOnlyList(const std::string& text);
 // the checkout which exported it is stale and is exported again.
 bool CachedTaskIsCurrent(const std::filesystem::path& task_dir, const std::string& suite);
 
-// $XDG_CACHE_HOME/maxkernel/bench-tasks, else ~/.cache/maxkernel/bench-tasks.
+// runtime::UserCacheDir("bench-tasks"): $XDG_CACHE_HOME/maxkernel/bench-tasks, else
+// ~/.cache/maxkernel/bench-tasks, else /tmp/maxkernel-<uid>-bench-tasks; never a shared folder.
 std::string DefaultBenchTasksDir();
 
 // DIR/<id>/<o.scale> for each of `o.only`, in order: from `o.tasks_dir`, which must hold them,

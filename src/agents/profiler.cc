@@ -374,15 +374,9 @@ Result<Comparison> CompareWithTimer(const ProfileRequest& a, const ProfileReques
   c.speedup_b_over_a = SafeDiv(c.a.timing.median_s, c.b.timing.median_s);
   c.load_after = sample_load ? sample_load() : load_before;
   c.verdict = JudgeRoundRatios(ratios);
-  // Under load the noise has a direction (which side lost a slice at a barrier); a verdict
-  // then needs its whole interval beyond the wider margin.
-  if (c.loaded() && c.verdict.verdict != Verdict::kInconclusive &&
-      c.verdict.low <= 1 + kLoadedVerdictMargin && c.verdict.high >= 1 - kLoadedVerdictMargin) {
-    c.verdict.verdict = Verdict::kInconclusive;
-    c.verdict.reason += "; the machine is " +
-                        DescribeLoad(c.load_after.loaded() ? c.load_after : c.load_before) +
-                        ", where a verdict needs the interval beyond " +
-                        std::to_string(static_cast<int>(kLoadedVerdictMargin * 100)) + "%";
+  if (c.loaded()) {
+    RequireLoadedMargin(c.verdict,
+                        DescribeLoad(c.load_after.loaded() ? c.load_after : c.load_before));
   }
   return c;
 }

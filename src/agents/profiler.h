@@ -157,10 +157,6 @@ struct Comparison {
   bool loaded() const { return load_before.loaded() || load_after.loaded(); }
 };
 
-// On a loaded machine a verdict needs its interval beyond this wider margin (the A/A check of
-// docs/PROFILING.md: a library against itself under a CPU burner on every core).
-inline constexpr double kLoadedVerdictMargin = 0.10;
-
 // Alternates A and B for `rounds` rounds (A B, then B A, ...), each side running
 // ceil(min_iterations / rounds) iterations and min_seconds / rounds per round after its own
 // warm-up, so both see the same machine conditions. A round whose ratio lies alone far from the

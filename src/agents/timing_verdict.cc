@@ -138,6 +138,14 @@ RatioVerdict JudgeRoundRatios(const std::vector<double>& round_ratios, uint64_t 
   return v;
 }
 
+void RequireLoadedMargin(RatioVerdict& v, const std::string& load) {
+  if (v.verdict == Verdict::kInconclusive) return;
+  if (v.low > 1 + kLoadedVerdictMargin || v.high < 1 - kLoadedVerdictMargin) return;
+  v.verdict = Verdict::kInconclusive;
+  v.reason += "; the machine is " + load + ", where a verdict needs the interval beyond " +
+              Fixed(kLoadedVerdictMargin * 100, 0) + "%";
+}
+
 nlohmann::json ToJson(const RatioVerdict& v) {
   return {{"verdict", VerdictName(v.verdict)}, {"ratio", v.estimate}, {"ci95", {v.low, v.high}},
           {"rounds", v.rounds},               {"bimodal", v.bimodal}, {"reason", v.reason}};

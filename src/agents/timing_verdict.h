@@ -21,6 +21,10 @@
 namespace mk::agents {
 
 inline constexpr double kVerdictMargin = 0.02;
+// On a loaded machine a verdict needs its interval beyond this wider margin: under load the
+// noise has a direction (which side lost a slice at a barrier). See the A/A check of
+// docs/PROFILING.md.
+inline constexpr double kLoadedVerdictMargin = 0.10;
 inline constexpr int kMinVerdictRounds = 5;
 inline constexpr int kBootstrapResamples = 4000;
 // Two clusters: sorted values with a gap of more than this factor between neighbours, and at
@@ -43,6 +47,11 @@ struct RatioVerdict {
 // The verdict on `round_ratios` (each A / B of one round; non-positive or non-finite ratios
 // are ignored and counted against the round total).
 RatioVerdict JudgeRoundRatios(const std::vector<double>& round_ratios, uint64_t seed = 1);
+
+// A verdict of timings taken on a loaded machine (`load` says how: DescribeLoad): "faster" or
+// "slower" stands only when the whole interval lies beyond kLoadedVerdictMargin; otherwise
+// the verdict becomes inconclusive and the reason says why.
+void RequireLoadedMargin(RatioVerdict& verdict, const std::string& load);
 
 // Whether sorted-or-not positive `values` form two clusters (kClusterGapFactor, kClusterMinShare):
 // a bimodal timer's rounds, or one round's calls that alternate between two speeds.

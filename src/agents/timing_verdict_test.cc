@@ -40,6 +40,26 @@ TEST(TimingVerdictTest, AnIntervalReachingTheMarginIsInconclusive) {
   EXPECT_LT(noisy.low, 1.02);
 }
 
+// The profiler's comparisons and optimize's comparison with XLA share this rule: under load a
+// 5% win is not a verdict, a 30% win still is.
+TEST(TimingVerdictTest, ALoadedMachineNeedsTheWiderMargin) {
+  RatioVerdict small = JudgeRoundRatios(Around(1.05, 0.005, 8));
+  ASSERT_EQ(small.verdict, Verdict::kFaster) << small.reason;
+  RequireLoadedMargin(small, "loaded: 2.0 of 2 cores busy");
+  EXPECT_EQ(small.verdict, Verdict::kInconclusive);
+  EXPECT_NE(small.reason.find("loaded: 2.0 of 2 cores busy, where a verdict needs the interval "
+                              "beyond 10%"),
+            std::string::npos) << small.reason;
+  RatioVerdict large = JudgeRoundRatios(Around(0.70, 0.02, 8));
+  RequireLoadedMargin(large, "loaded");
+  EXPECT_EQ(large.verdict, Verdict::kSlower) << large.reason;
+  RatioVerdict none = JudgeRoundRatios(Around(1.0, 0.005, 8));
+  const std::string reason = none.reason;
+  RequireLoadedMargin(none, "loaded");
+  EXPECT_EQ(none.verdict, Verdict::kInconclusive);
+  EXPECT_EQ(none.reason, reason);  // already inconclusive: nothing to add
+}
+
 TEST(TimingVerdictTest, FewerThanFiveRoundsNeverConclude) {
   RatioVerdict v = JudgeRoundRatios({2.0, 2.0, 2.0, 2.0});
   EXPECT_EQ(v.verdict, Verdict::kInconclusive);

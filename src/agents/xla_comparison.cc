@@ -37,6 +37,11 @@ Result<XlaComparison> CompareWithXla(const std::string& task_dir, const ProfileR
     }
   }
   c.verdict = JudgeRoundRatios(c.round_ratios);
+  // The same rule as the profiler's comparisons: under load a verdict needs the wider margin.
+  if (c.load_before.loaded() || c.load_after.loaded()) {
+    RequireLoadedMargin(c.verdict,
+                        DescribeLoad(c.load_after.loaded() ? c.load_after : c.load_before));
+  }
   return c;
 }
 

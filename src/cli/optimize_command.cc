@@ -149,6 +149,17 @@ std::string FolderName(std::string path) {
 }
 
 // `took_s`: each candidate's own duration, by seq, for those this invocation ran.
+// A verdict's reason without the ratio and interval the summary line already printed
+// ("x1.194 [1.178, 1.209] over 6 rounds: the whole interval is above +2%" -> "the whole ...").
+std::string WhyOfVerdict(const json& verdict) {
+  std::string reason = verdict.value("reason", "");
+  const size_t cut = reason.find(" rounds: ");
+  if (!reason.empty() && reason[0] == 'x' && cut != std::string::npos) {
+    reason = reason.substr(cut + 9);
+  }
+  return reason;
+}
+
 void PrintTable(const json& r, const std::map<int64_t, double>& took_s) {
   const json& task = r["task"];
   std::printf("run %lld: %s (%s, %s) on %s — %s (%s)\n", r["run_id"].get<long long>(),
@@ -193,12 +204,12 @@ void PrintTable(const json& r, const std::map<int64_t, double>& took_s) {
     const json& v = cmp["verdict"];
     std::printf("vs first   candidate %lld x%.2f [%.2f, %.2f] %s over %d interleaved rounds%s; "
                 "kept %s\n",
-                cmp["challenger_seq"].get<long long>(), cmp["speedup"].get<double>(),
+                cmp["challenger_seq"].get<long long>(), v.value("ratio", 0.0),
                 v["ci95"][0].get<double>(), v["ci95"][1].get<double>(),
                 v.value("verdict", "").c_str(), cmp["rounds"].get<int>(),
                 cmp["load_after"].value("loaded", false) ? " (machine loaded)" : "",
                 cmp.value("kept", "") == "first" ? "the first" : "the challenger");
-    std::printf("           %s\n", v.value("reason", "").c_str());
+    std::printf("           %s\n", WhyOfVerdict(v).c_str());
   } else if (cmp.is_object()) {
     std::printf("vs first   %s\n", cmp["verdict"].value("reason", "not compared").c_str());
   } else if (best["speedup_vs_first"].is_number()) {
@@ -208,12 +219,12 @@ void PrintTable(const json& r, const std::map<int64_t, double>& took_s) {
   if (xla.is_object() && xla.contains("speedup")) {
     const json& v = xla["verdict"];
     std::printf("vs XLA     x%.2f [%.2f, %.2f] %s (XLA:CPU %s, ours %s; %d interleaved rounds%s)\n",
-                xla["speedup"].get<double>(), v["ci95"][0].get<double>(),
+                v.value("ratio", 0.0), v["ci95"][0].get<double>(),
                 v["ci95"][1].get<double>(), v.value("verdict", "").c_str(),
                 Seconds(xla["xla_median_s"].get<double>()).c_str(),
                 Seconds(xla["ours_median_s"].get<double>()).c_str(), xla["rounds"].get<int>(),
                 xla["load_after"].value("loaded", false) ? ", machine loaded" : "");
-    std::printf("           %s\n", v.value("reason", "").c_str());
+    std::printf("           %s\n", WhyOfVerdict(v).c_str());
   } else if (xla.is_object()) {
     std::printf("vs XLA     not measured: %s\n", xla.value("error", "").c_str());
   }

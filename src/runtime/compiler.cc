@@ -120,15 +120,34 @@ std::string VerifiedLibrarySha(const fs::path& so) {
 
 }  // namespace
 
-std::string DefaultCompileCacheDir() {
-  if (std::string env = NonEmptyEnv("MAXKERNEL_CACHE"); !env.empty()) return env;
+namespace {
+
+// $HOME, else the password database's home; "" for a user without one. "/" is the home of
+// system users (nobody); it is not theirs to write.
+std::string OwnHomeDirectory() {
   std::string home = NonEmptyEnv("HOME");
   if (home.empty()) home = HomeFromPasswordDatabase();
-  // "/" is the home of system users (nobody); it is not theirs to write.
-  if (!home.empty() && home != "/") return home + "/.cache/maxkernel/compile";
+  return home == "/" ? "" : home;
+}
+
+}  // namespace
+
+std::string DefaultCompileCacheDir() {
+  if (std::string env = NonEmptyEnv("MAXKERNEL_CACHE"); !env.empty()) return env;
+  if (std::string home = OwnHomeDirectory(); !home.empty()) return home + "/.cache/maxkernel/compile";
   // Directly the per-user directory, so that the ownership check in EnsurePrivateDirectory covers
   // the directory another user could otherwise have created first.
   return "/tmp/maxkernel-" + std::to_string(::geteuid());
+}
+
+std::string UserCacheDir(const std::string& name) {
+  if (std::string xdg = NonEmptyEnv("XDG_CACHE_HOME"); !xdg.empty()) {
+    return xdg + "/maxkernel/" + name;
+  }
+  if (std::string home = OwnHomeDirectory(); !home.empty()) {
+    return home + "/.cache/maxkernel/" + name;
+  }
+  return "/tmp/maxkernel-" + std::to_string(::geteuid()) + "-" + name;
 }
 
 Status EnsurePrivateDirectory(const std::string& dir) {

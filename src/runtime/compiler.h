@@ -70,6 +70,12 @@ class CompilerDriver {
 // Never a directory shared by all users.
 std::string DefaultCompileCacheDir();
 
+// maxkernel's per-user cache folder `name` (e.g. "bench-tasks"): $XDG_CACHE_HOME/maxkernel/NAME,
+// else ~/.cache/maxkernel/NAME (HOME, else the password database), else
+// /tmp/maxkernel-<uid>-NAME. Never a folder shared by all users; check it with
+// EnsurePrivateDirectory before trusting what it holds.
+std::string UserCacheDir(const std::string& name);
+
 // Makes `dir` (and missing parents) exist as a directory private to this user: created 0700; an
 // existing one must be a real directory (not a symlink) owned by the effective uid, and is
 // tightened to 0700 if group or others could write to it. Anything else: kEnvironment error.

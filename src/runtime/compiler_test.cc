@@ -175,6 +175,25 @@ TEST_F(CompilerCacheTest, WithoutHomeTheCacheIsNeverShared) {
   }
 }
 
+// Issue 30 hole 2: other caches (bench-tasks) fell back to /tmp/.cache/maxkernel without HOME.
+TEST_F(CompilerCacheTest, UserCacheDirsAreNeverShared) {
+  std::string saved_home = getenv("HOME") ? getenv("HOME") : "";
+  std::string saved_xdg = getenv("XDG_CACHE_HOME") ? getenv("XDG_CACHE_HOME") : "";
+  setenv("XDG_CACHE_HOME", "/x/cache", 1);
+  EXPECT_EQ(UserCacheDir("bench-tasks"), "/x/cache/maxkernel/bench-tasks");
+  unsetenv("XDG_CACHE_HOME");
+  setenv("HOME", "/home/someone", 1);
+  EXPECT_EQ(UserCacheDir("bench-tasks"), "/home/someone/.cache/maxkernel/bench-tasks");
+  unsetenv("HOME");
+  std::string dir = UserCacheDir("bench-tasks");
+  if (!saved_home.empty()) setenv("HOME", saved_home.c_str(), 1);
+  if (!saved_xdg.empty()) setenv("XDG_CACHE_HOME", saved_xdg.c_str(), 1);
+  EXPECT_EQ(dir.find("/tmp/.cache"), std::string::npos) << dir;
+  if (dir.rfind("/tmp", 0) == 0) {
+    EXPECT_EQ(dir, "/tmp/maxkernel-" + std::to_string(::geteuid()) + "-bench-tasks");
+  }
+}
+
 TEST_F(CompilerCacheTest, StaleTempFilesOfDeadProcessesAreRemoved) {
   pid_t child = fork();
   ASSERT_GE(child, 0);
