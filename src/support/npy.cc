@@ -252,9 +252,10 @@ std::string NpyShapeString(const std::vector<int64_t>& shape) {
 }
 
 int64_t NpyArray::num_elements() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  // Found by tests/fuzz/npy_fuzz: a file may validly hold an empty array of shape
+  // (2^40, 2^40, 0), and multiplying left to right overflowed before reaching the 0. The zero
+  // check comes first; a product that cannot fit saturates, so no such shape ever looks small.
+  return CheckedByteCount(shape, 1).value_or(std::numeric_limits<int64_t>::max());
 }
 
 Result<NpyArray> ParseNpy(const uint8_t* bytes, size_t size, const std::string& name) {

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -275,6 +276,33 @@ TEST(NpyMalformedTest, HugeShapeIsRejectedWithoutAllocating) {
                      "(99999999999999999999999,), }\n",
                      kEightBytes),
               "too large");
+}
+
+// Found by tests/fuzz/npy_fuzz (tests/fuzz/crashes/npy/): an empty array whose zero dimension
+// comes after dimensions whose product overflows int64. The file is valid (0 data bytes), and
+// counting its elements must not overflow on the way (UBSan, which CI's unit tests run under,
+// aborted here).
+TEST(NpyTest, EmptyArrayWithHugeLeadingDimensions) {
+  Result<NpyArray> r = Parse(MakeV1(
+      "{'descr': '|b1', 'fortran_order': False, 'shape': (1099511627776, 1099511627776, 0), }\n"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->num_elements(), 0);
+  EXPECT_TRUE(r->data.empty());
+  Result<std::vector<uint8_t>> encoded = EncodeNpy(*r);
+  ASSERT_TRUE(encoded.ok()) << encoded.status().ToString();
+  Result<NpyArray> again = Parse(*encoded);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->shape, r->shape);
+}
+
+// An array built in code with a shape whose element count does not fit in int64 must not
+// report a wrapped-around count (2^40 * 2^40 wrapped to 0, an "empty" array).
+TEST(NpyTest, ElementCountOfAnImpossibleShapeDoesNotWrap) {
+  NpyArray a;
+  a.shape = {int64_t{1} << 40, int64_t{1} << 40};
+  EXPECT_EQ(a.num_elements(), std::numeric_limits<int64_t>::max());
+  a.shape = {int64_t{1} << 40, int64_t{1} << 40, 0};
+  EXPECT_EQ(a.num_elements(), 0);
 }
 
 TEST(NpyMalformedTest, TruncatedData) {

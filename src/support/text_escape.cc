@@ -153,6 +153,39 @@ std::string CIdentifier(std::string_view s, std::string_view fallback, size_t ma
   return out;
 }
 
+std::string YamlQuoted(std::string_view s) {
+  std::string out = "\"";
+  for (size_t i = 0; i < s.size();) {
+    const Char c = Decode(s, i);
+    const uint32_t cp = c.cp;
+    if (!c.valid) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+    } else if (cp == '"' || cp == '\\') {
+      out += '\\';
+      out += static_cast<char>(cp);
+    } else if (cp == '\n') {
+      out += "\\n";
+    } else if (cp == '\t') {
+      out += "\\t";
+    } else if (cp == '\r') {
+      out += "\\r";
+    } else if (cp == '\b') {
+      out += "\\b";
+    } else if (cp == '\f') {
+      out += "\\f";
+    } else if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 ||
+               cp == 0xFEFF || cp == 0xFFFE || cp == 0xFFFF) {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+      out += buf;
+    } else {
+      out.append(s.substr(i, c.len));
+    }
+    i += c.len;
+  }
+  return out + "\"";
+}
+
 std::string HtmlText(std::string_view s) {
   std::string out;
   for (size_t i = 0; i < s.size();) {
@@ -190,6 +223,19 @@ std::optional<size_t> FirstUnsafeCharacter(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     Char c = Decode(s, i);
     if (IsUnsafe(c)) return i;
+    i += c.len;
+  }
+  return std::nullopt;
+}
+
+std::optional<size_t> FirstNonYamlPrintable(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const Char c = Decode(s, i);
+    const uint32_t cp = c.cp;
+    const bool printable = c.valid && (cp == 0x09 || cp == 0x0A || cp == 0x0D ||
+                                       (cp >= 0x20 && cp <= 0x7E) || cp == 0x85 ||
+                                       (cp >= 0xA0 && cp != 0xFFFE && cp != 0xFFFF));
+    if (!printable) return i;
     i += c.len;
   }
   return std::nullopt;

@@ -50,6 +50,13 @@ std::string PyDocstringText(std::string_view s);
 std::string CIdentifier(std::string_view s, std::string_view fallback = "module",
                         size_t max_length = 64);
 
+// A complete YAML double-quoted scalar, quotes included, that a YAML reader (1.1 or 1.2) reads
+// back as exactly `s` when `s` is valid UTF-8 (a byte that is not becomes U+FFFD): `"` and `\`
+// escaped, controls as JSON writes them (`\n`, `\t`, `\u001b`), and as `\uhhhh` also what a YAML
+// stream may not hold raw or a YAML 1.1 reader takes as a line break (DEL, C1 controls and NEL,
+// U+2028, U+2029, U+FEFF, U+FFFE, U+FFFF). Other Unicode is kept.
+std::string YamlQuoted(std::string_view s);
+
 // Text for HTML/XML element content or a quoted attribute: & < > " ' as entities; unsafe
 // characters as visible escapes (OneLineText's), U+2028/U+2029 as character references.
 std::string HtmlText(std::string_view s);
@@ -60,6 +67,11 @@ std::string MarkdownText(std::string_view s);
 
 // The byte offset of the first unsafe character (see above) in `s`, or nullopt.
 std::optional<size_t> FirstUnsafeCharacter(std::string_view s);
+
+// The byte offset of the first character of `s` that a YAML stream may not hold, or nullopt:
+// YAML 1.2's printable set (c-printable) is tab, LF, CR, printable ASCII, NEL and Unicode from
+// U+00A0 except surrogates and U+FFFE/U+FFFF; a byte that is not UTF-8 is outside it too.
+std::optional<size_t> FirstNonYamlPrintable(std::string_view s);
 
 // "U+2028", "U+000A", "byte 0xff": how to name the unsafe character at `offset` in a message.
 std::string DescribeCharacterAt(std::string_view s, size_t offset);

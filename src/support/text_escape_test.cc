@@ -107,5 +107,27 @@ TEST(FirstUnsafeCharacter, FindsControlsSeparatorsAndBadBytes) {
   EXPECT_EQ(DescribeCharacterAt("ab\xff", 2), "byte 0xFF (not UTF-8)");
 }
 
+TEST(YamlQuoted, EscapesWhatYamlWouldNotReadBack) {
+  EXPECT_EQ(YamlQuoted("plain h\xc3\xa9llo"), "\"plain h\xc3\xa9llo\"");
+  EXPECT_EQ(YamlQuoted("q\" b\\ n\n t\t"), "\"q\\\" b\\\\ n\\n t\\t\"");
+  EXPECT_EQ(YamlQuoted("\x1b[2J\x7f"), "\"\\u001b[2J\\u007f\"");
+  EXPECT_EQ(YamlQuoted("\xc2\x85\xe2\x80\xa8\xef\xbb\xbf\xef\xbf\xbf"), "\"\\u0085\\u2028\\ufeff\\uffff\"");
+  EXPECT_EQ(YamlQuoted("a\xff"), "\"a\xef\xbf\xbd\"");  // not UTF-8: U+FFFD
+}
+
+TEST(FirstNonYamlPrintable, FindsWhatAYamlStreamMayNotHold) {
+  EXPECT_EQ(FirstNonYamlPrintable("id: x\r\n\tname: h\xc3\xa9llo \xe2\x80\xa8 \xc2\x85 \xf0\x9f\x98\x80"),
+            std::nullopt);
+  EXPECT_EQ(FirstNonYamlPrintable("i\xff"), 1u);                   // not UTF-8
+  EXPECT_EQ(FirstNonYamlPrintable("ab\xc3"), 2u);                  // cut short by the end
+  EXPECT_EQ(FirstNonYamlPrintable("\xed\xa0\x80"), 0u);           // a UTF-16 surrogate
+  EXPECT_EQ(FirstNonYamlPrintable("\xff\xfei\x00"), 0u);          // a UTF-16 byte-order mark
+  EXPECT_EQ(FirstNonYamlPrintable("ipdt_ra\x01"), 7u);             // a C0 control
+  EXPECT_EQ(FirstNonYamlPrintable(std::string_view("a\0", 2)), 1u);  // NUL
+  EXPECT_EQ(FirstNonYamlPrintable("a\x7f"), 1u);                   // DEL
+  EXPECT_EQ(FirstNonYamlPrintable("a\xc2\x9b"), 1u);              // a C1 control (CSI)
+  EXPECT_EQ(FirstNonYamlPrintable("a\xef\xbf\xbf"), 1u);         // U+FFFF
+}
+
 }  // namespace
 }  // namespace mk

@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -12,8 +13,6 @@
 #include <limits>
 #include <set>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "hlo/parser.h"
 #include "support/text_escape.h"
@@ -229,12 +228,10 @@ Result<Task> ParseTaskNode(const YamlReader& r, const YAML::Node& root) {
   return t;
 }
 
-// A YAML double-quoted scalar; JSON string syntax is a subset of it.
-// A YAML double-quoted scalar (JSON's escapes are YAML's). Bytes that are not UTF-8 (a file name
-// in a description) become U+FFFD instead of throwing out of nlohmann::json.
-std::string Quote(const std::string& s) {
-  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+// A YAML double-quoted scalar that reads back as `s` (support/text_escape.h). JSON's quoting,
+// used before, wrote DEL, C1 controls, NEL and U+2028 raw, which YAML readers refuse (ours and
+// PyYAML) or fold into a space (PyYAML). Bytes that are not UTF-8 become U+FFFD.
+std::string Quote(const std::string& s) { return YamlQuoted(s); }
 
 std::string Number(double v) {
   if (!std::isfinite(v)) return v > 0 ? ".inf" : (v < 0 ? "-.inf" : ".nan");
@@ -302,16 +299,60 @@ Result<std::string> ReadFile(const std::string& path) {
   return ss.str();
 }
 
+// yaml-cpp replaces what a YAML stream may not hold (bytes that are not UTF-8, control
+// characters) with U+FFFD and counts columns in its decoded text, so its error positions stop
+// matching the file after the first such character (found by tests/fuzz/task_yaml_fuzz:
+// "i\xff\0" gave 1:5 in a 3-byte file). A task.yaml is UTF-8 YAML text; anything else is
+// refused at the offending byte.
+Status CheckYamlText(const std::string& text, const std::string& filename) {
+  std::optional<size_t> bad = FirstNonYamlPrintable(text);
+  if (!bad) return Status::Ok();
+  int line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < *bad; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return InvalidArgument("task.yaml holds " + DescribeCharacterAt(text, *bad) + " at byte " +
+                             std::to_string(*bad) +
+                             ": it must be UTF-8 text without control characters (tab and line "
+                             "breaks excepted)",
+                         SourceLoc{filename, line, static_cast<int>(*bad - line_start + 1)});
+}
+
+// The 1-based position of yaml-cpp's 0-based (line, column), moved back to the end of the text
+// if it lies past it: at the end of the input yaml-cpp reads one character beyond the text (its
+// end-of-stream marker), so `"\` (an escape cut by the end) was reported at 1:4 of a 2-byte
+// file (found by tests/fuzz/task_yaml_fuzz).
+SourceLoc PositionInText(const std::string& text, const std::string& filename, int line0,
+                         int column0) {
+  size_t line_start = 0;
+  int line = 0;
+  while (line < line0) {
+    const size_t nl = text.find('\n', line_start);
+    if (nl == std::string::npos) break;  // past the last line: stay on it
+    line_start = nl + 1;
+    ++line;
+  }
+  const size_t line_end = std::min(text.find('\n', line_start), text.size());
+  const int last_column = static_cast<int>(line_end - line_start);  // 0-based, one past the text
+  const int column = line < line0 ? last_column : std::clamp(column0, 0, last_column);
+  return SourceLoc{filename, line + 1, column + 1};
+}
+
 }  // namespace
 
 Result<Task> ParseTaskYaml(const std::string& text, const std::string& filename) {
+  MK_RETURN_IF_ERROR(CheckYamlText(text, filename));
   YamlReader reader{filename};
   YAML::Node root;
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     SourceLoc loc{filename, 0, 0};
-    if (!e.mark.is_null()) loc = SourceLoc{filename, e.mark.line + 1, e.mark.column + 1};
+    if (!e.mark.is_null()) loc = PositionInText(text, filename, e.mark.line, e.mark.column);
     return InvalidArgument("malformed YAML: " + e.msg, loc);
   }
   try {

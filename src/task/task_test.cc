@@ -100,6 +100,32 @@ TEST(TaskToYaml, RoundTrips) {
   EXPECT_DOUBLE_EQ(back->outputs[1].atol, 0.5);
 }
 
+// Every string TaskToYaml writes reads back unchanged, whatever characters it holds. JSON
+// quoting wrote DEL, C1 controls, NEL and U+2028 raw: a YAML stream may not hold the first two
+// (ParseTaskYaml refuses them since the task_yaml fuzzer's findings, and so does PyYAML, which
+// the Python bridge reads task.yaml with), and PyYAML folds a raw NEL into a space.
+TEST(TaskToYaml, RoundTripsEveryCharacterAStringCanHold) {
+  auto t = ParseTaskYaml(kTaskYaml);
+  ASSERT_TRUE(t.ok());
+  std::string all;
+  for (int c = 1; c < 0x80; ++c) all += static_cast<char>(c);
+  for (uint32_t cp : {0x80u, 0x85u, 0x9bu, 0x9fu, 0xa0u, 0xe9u}) {
+    all += static_cast<char>(0xc0 | (cp >> 6));
+    all += static_cast<char>(0x80 | (cp & 0x3f));
+  }
+  all += "\xe2\x80\xa8 \xe2\x80\xa9 \xef\xbb\xbf \xef\xbf\xbe \xef\xbf\xbf \xf0\x9f\x98\x80 \\\"'";
+  t->description = all;
+  t->source_workload = all;
+  t->parameters[2].init.data_file = all;
+  const std::string text = TaskToYaml(*t);
+  auto back = ParseTaskYaml(text, "printed.yaml");
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << text;
+  EXPECT_EQ(back->description, all);
+  EXPECT_EQ(back->source_workload, all);
+  EXPECT_EQ(back->parameters[2].init.data_file, all);
+  EXPECT_EQ(TaskToYaml(*back), text);
+}
+
 // Each malformed task gives an InvalidArgument whose message names the problem and, where
 // the YAML has one, the line.
 struct BadCase {
@@ -136,6 +162,43 @@ TEST(ParseTaskYaml, RejectsMalformedTasks) {
     }
     EXPECT_EQ(t.status().loc().file, "bad.yaml");
   }
+}
+
+// Found by tests/fuzz/task_yaml_fuzz (inputs kept in tests/fuzz/crashes/task_yaml/): yaml-cpp
+// replaces bytes that are not UTF-8 and control characters with U+FFFD and counts columns in
+// what it decoded, and reads one character past the end of the text, so its positions pointed
+// beyond the file ("i\xff\0" at 1:5 of 3 bytes). Such characters are now refused at their own
+// byte, and every position lies inside the text.
+TEST(ParseTaskYaml, ErrorPositionsLieInTheFile) {
+  struct Case {
+    std::string text, message;
+    int line, col;
+  };
+  const std::vector<Case> cases = {
+      {std::string("i\xff\0", 3), "byte 0xFF (not UTF-8) at byte 1", 1, 2},
+      {std::string("ipdt_ra\x01\0", 9), "U+0001 at byte 7", 1, 8},
+      {"id: t\nname: \"a\x1b[2J\"\n", "U+001B at byte 14", 2, 9},
+      {"\xff\xfei\0d\0", "byte 0xFF (not UTF-8)", 1, 1},  // UTF-16 is not a task.yaml
+      {"id: t\r\nname: \"\xc2\x9b\"\r\n", "U+009B", 2, 8},
+      {"\"\\", "malformed YAML", 1, 3},                  // an escape cut by the end of the text
+      {"id: t\n\"\\", "malformed YAML", 2, 3},
+  };
+  for (const Case& c : cases) {
+    auto t = ParseTaskYaml(c.text, "bad.yaml");
+    ASSERT_FALSE(t.ok()) << "accepted: " << c.text;
+    EXPECT_EQ(t.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(t.status().message().find(c.message), std::string::npos) << t.status().ToString();
+    EXPECT_EQ(t.status().loc().file, "bad.yaml");
+    EXPECT_EQ(t.status().loc().line, c.line) << t.status().ToString();
+    EXPECT_EQ(t.status().loc().col, c.col) << t.status().ToString();
+  }
+  // Tabs, CRLF line ends and printable Unicode (NEL and U+2028 included) are YAML text.
+  std::string text = kTaskYaml;
+  text.replace(text.find("description: \"RMSNorm\""), 22,
+               "description: \"RMS \xc3\xa9\t\xe2\x80\xa8 \xc2\x85 \xf0\x9f\x98\x80\"\r");
+  auto ok = ParseTaskYaml(text);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->description.substr(0, 6), "RMS \xc3\xa9");
 }
 
 TEST(ValidateTask, RejectsInconsistentTasks) {
