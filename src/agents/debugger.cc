@@ -402,7 +402,10 @@ Result<Failure> ObserveFailure(const DebugRequest& request, const codegen::Imple
     MK_ASSIGN_OR_RETURN(std::vector<hlo::Literal> args, task::GenerateInputs(subject.task, seed));
     MK_ASSIGN_OR_RETURN(runtime::Execution ran, engine.Run(*lib, impl, args, exec));
     if (!ran.outcome.ok()) return FailureFromOutcome(ran.outcome, seed);
-    Result<hlo::Literal> expected = interp::Evaluate(*subject.module, args, {});
+    interp::InterpreterOptions oracle;
+    oracle.deadline = request.deadline;
+    oracle.cancel = request.cancel;
+    Result<hlo::Literal> expected = interp::Evaluate(*subject.module, args, oracle);
     if (!expected.ok()) return expected.status().WithContext("evaluating the reference");
     std::vector<hlo::Literal> want = Leaves(std::move(*expected));
     if (want.size() != ran.outputs.size()) {

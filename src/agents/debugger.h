@@ -11,6 +11,8 @@
 // Everything is plain data with a JSON form, so a diagnosis can be stored and shown in the UI.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -83,6 +85,11 @@ struct DebugRequest {
   std::vector<uint64_t> seeds = {0};
   std::optional<double> atol, rtol;
   double timeout_s = 30;
+  // In-process only (not in the JSON form): limits on the reference interpreter, which the
+  // debugger runs again in this process for the failing seed; it stops with kCancelled at
+  // `deadline` or once `*cancel` is true (the run's budget and SIGINT, as the tester's).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // A concrete schedule change: set these parameters of `kernel` (-1: of every kernel).

@@ -1,8 +1,11 @@
 #include "agents/debugger.h"
 
 #include <gtest/gtest.h>
+
 #include <stdlib.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -372,6 +375,23 @@ TEST_F(DebuggerTest, CleanImplementationHasNoFailure) {
   auto failure = ObserveFailure(r, r.implementation, *engine_);
   ASSERT_TRUE(failure.ok()) << failure.status().ToString();
   EXPECT_EQ(failure->kind, Failure::Kind::kNone) << failure->message;
+}
+
+// The debugger re-runs the oracle for the failing seed in this process: the run's deadline and
+// SIGINT (its cancel flag) stop it, as they stop the tester's (issue 30, hole 3).
+TEST_F(DebuggerTest, TheOracleHonoursTheRunsDeadlineAndCancel) {
+  DebugRequest r = RequestFor([](std::string s) { return s; });
+  r.implementation.hash = lowered_->impl.hash;
+  std::atomic<bool> cancel{true};
+  r.cancel = &cancel;
+  auto cancelled = ObserveFailure(r, r.implementation, *engine_);
+  ASSERT_FALSE(cancelled.ok());
+  EXPECT_EQ(cancelled.status().code(), ErrorCode::kCancelled) << cancelled.status().ToString();
+  r.cancel = nullptr;
+  r.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  auto late = ObserveFailure(r, r.implementation, *engine_);
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.status().code(), ErrorCode::kCancelled) << late.status().ToString();
 }
 
 TEST_F(DebuggerTest, CompileErrorIsMappedToItsKernel) {

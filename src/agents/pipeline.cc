@@ -75,6 +75,8 @@ std::optional<Diagnosis> Pipeline::DiagnoseFailure(const space::Candidate& candi
   request.task_dir = task_.dir;
   request.seeds = {failure.seed};
   request.timeout_s = options_.run_timeout_s;
+  request.deadline = options_.deadline;
+  request.cancel = options_.cancel;
   DebugOptions debug;
   debug.artifact_dir = options_.repro_dir;
   debug.binary = options_.binary;
