@@ -4,6 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sys/time.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -107,6 +110,7 @@ std::optional<std::vector<hlo::Literal>> ReferenceDiskCache::Load(
     fs::remove(record_path, ec);
     return std::nullopt;
   }
+  ::utimes(data_path.c_str(), nullptr);  // recently used: the last to be pruned
   return leaves;
 }
 
@@ -121,7 +125,42 @@ Status ReferenceDiskCache::Store(const std::string& key, const std::vector<hlo::
   // The record first: data without a matching record is never used.
   MK_RETURN_IF_ERROR(
       WritePrivateAtomic(fs::path(dir_) / (key + ".out.sha256"), Sha256Hex(data) + "\n"));
-  return WritePrivateAtomic(data_path, data);
+  MK_RETURN_IF_ERROR(WritePrivateAtomic(data_path, data));
+  Prune(key);
+  return Status::Ok();
+}
+
+int ReferenceDiskCache::Prune(const std::string& keep) {
+  struct Entry {
+    fs::path data;
+    int64_t bytes;
+    fs::file_time_type used;
+  };
+  std::vector<Entry> entries;
+  int64_t total = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    if (p.extension() != ".out" || !it->is_regular_file(ec)) continue;
+    const int64_t bytes = static_cast<int64_t>(it->file_size(ec));
+    const fs::file_time_type used = it->last_write_time(ec);
+    if (ec) continue;
+    total += bytes;
+    if (p.stem().string() != keep) entries.push_back({p, bytes, used});
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.used < b.used; });
+  int removed = 0;
+  for (const Entry& e : entries) {
+    if (total <= max_bytes_) break;
+    fs::path record = e.data;
+    record += ".sha256";
+    fs::remove(record, ec);  // the record first: a data file without one is never used
+    fs::remove(e.data, ec);
+    total -= e.bytes;
+    ++removed;
+  }
+  return removed;
 }
 
 }  // namespace mk::agents

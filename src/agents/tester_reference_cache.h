@@ -6,6 +6,8 @@
 // and verified on every read; an entry that does not verify (or does not fit the module's output
 // shapes) is removed and recomputed, so the cache cannot be used to plant expected results. The
 // directory is private to the user (0700, files 0600), like the compile cache it lives in.
+// It is bounded: after each store the least recently used entries (by modification time, which
+// a verified read renews) are removed until the entries' total fits the cap.
 #pragma once
 
 #include <optional>
@@ -21,9 +23,14 @@ namespace mk::agents {
 // Bump when the interpreter's numerics change: old entries then stop matching.
 inline constexpr const char* kReferenceInterpreterVersion = "interp-1";
 
+// The default cap on the entries' total size: a few full-scale expected outputs (13p's logits
+// are 4 GiB at full scale; such an entry is stored and then pruned by the next store).
+inline constexpr int64_t kReferenceCacheMaxBytes = int64_t{2} << 30;
+
 class ReferenceDiskCache {
  public:
-  explicit ReferenceDiskCache(std::string dir) : dir_(std::move(dir)) {}
+  explicit ReferenceDiskCache(std::string dir, int64_t max_bytes = kReferenceCacheMaxBytes)
+      : dir_(std::move(dir)), max_bytes_(max_bytes) {}
 
   static std::string Key(const hlo::Module& module, const std::vector<hlo::Literal>& args,
                          bool high_precision);
@@ -36,8 +43,14 @@ class ReferenceDiskCache {
 
   const std::string& dir() const { return dir_; }
 
+  // Removes least recently used entries (data and record) until the entries' total size is at
+  // most the cap, keeping `keep` (the entry just stored) if it alone exceeds it. Returns how
+  // many entries were removed.
+  int Prune(const std::string& keep = "");
+
  private:
   std::string dir_;
+  int64_t max_bytes_;
 };
 
 }  // namespace mk::agents

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -73,6 +74,40 @@ TEST_F(ReferenceDiskCacheTest, StoredOutputsComeBackAndArePrivate) {
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   ASSERT_EQ(::stat((dir_ + "/oracle/" + key + ".out").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+// The cache is bounded: the least recently used entries go first; a read renews an entry.
+TEST_F(ReferenceDiskCacheTest, TheLeastRecentlyUsedEntriesArePrunedToTheCap) {
+  ReferenceDiskCache cache(dir_ + "/oracle", 2 * 24);  // two entries of 2 x 3 floats
+  std::vector<std::string> keys;
+  for (double v : {1.0, 2.0, 3.0}) {
+    keys.push_back(ReferenceDiskCache::Key(*module_, {Vector({v, v, v})}, false));
+  }
+  auto store = [&](const std::string& key) {
+    ASSERT_TRUE(cache.Store(key, {Vector({1, 2, 3}), Vector({4, 5, 6})}).ok());
+  };
+  auto age = [&](const std::string& key, int seconds_ago) {
+    fs::last_write_time(dir_ + "/oracle/" + key + ".out",
+                        fs::file_time_type::clock::now() - std::chrono::seconds(seconds_ago));
+  };
+  store(keys[0]);
+  age(keys[0], 30);
+  store(keys[1]);
+  age(keys[1], 20);
+  ASSERT_TRUE(cache.Load(keys[0], shapes_).has_value());  // keys[0] is now the most recent
+  store(keys[2]);  // over the cap: keys[1], the least recently used, goes
+  EXPECT_TRUE(cache.Load(keys[0], shapes_).has_value());
+  EXPECT_FALSE(cache.Load(keys[1], shapes_).has_value());
+  EXPECT_FALSE(fs::exists(dir_ + "/oracle/" + keys[1] + ".out.sha256"));
+  EXPECT_TRUE(cache.Load(keys[2], shapes_).has_value());
+
+  // An entry larger than the cap on its own is kept until the next store.
+  ReferenceDiskCache tiny(dir_ + "/tiny", 8);
+  ASSERT_TRUE(tiny.Store(keys[0], {Vector({1, 2, 3}), Vector({4, 5, 6})}).ok());
+  EXPECT_TRUE(tiny.Load(keys[0], shapes_).has_value());
+  ASSERT_TRUE(tiny.Store(keys[1], {Vector({1, 2, 3}), Vector({4, 5, 6})}).ok());
+  EXPECT_FALSE(tiny.Load(keys[0], shapes_).has_value());
+  EXPECT_TRUE(tiny.Load(keys[1], shapes_).has_value());
 }
 
 TEST_F(ReferenceDiskCacheTest, APlantedResultIsRefusedAndRemoved) {
