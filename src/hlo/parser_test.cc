@@ -549,10 +549,12 @@ TEST(ParserTest, ErrorsCarryFileLineColumn) {
   EXPECT_EQ(m.status().ToString(), "test.hlo:3:13: error: unknown opcode 'foo'");
 }
 
-TEST(ParserTest, MissingFileIsAnIoError) {
+TEST(ParserTest, MissingFileIsNotFoundNamingIt) {
+  // Read through support/regular_file.h: a missing file is NotFound (exit 2 like any bad input).
   auto m = ParseModuleFile("/nonexistent/dir/x.hlo");
   ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.status().code(), ErrorCode::kIo);
+  EXPECT_EQ(m.status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(m.status().loc().file, "/nonexistent/dir/x.hlo");
 }
 
 TEST(ParserTest, MissingOperandsDoNotCrash) {
