@@ -186,6 +186,20 @@ Result<TargetMetric> ParseTargetMetric(const std::string& text) {
   return m;
 }
 
+Status CheckRunResumable(const store::RunRecord& run) {
+  if (run.status != store::RunStatus::kRunning && run.status != store::RunStatus::kCancelled) {
+    return InvalidArgument("run " + std::to_string(run.id) + " already finished (" +
+                           std::string(store::RunStatusName(run.status)) +
+                           "); start a new run instead");
+  }
+  if (run.mode != store::RunMode::kAuto) {
+    return InvalidArgument("run " + std::to_string(run.id) + " is a " +
+                           std::string(store::RunModeName(run.mode)) +
+                           " run; only auto runs resume here");
+  }
+  return Status::Ok();
+}
+
 Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::ArtifactStore& artifacts,
                      CpuEngine& engine, const AutoCallbacks& callbacks) {
   auto start = Clock::now();
@@ -211,16 +225,7 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
     run_id = *request.resume_run;
     Result<store::RunRecord> run = db.GetRun(run_id);
     if (!run.ok()) return NotFound("no run " + std::to_string(run_id) + " in this database");
-    if (run->status != store::RunStatus::kRunning && run->status != store::RunStatus::kCancelled) {
-      return InvalidArgument("run " + std::to_string(run_id) + " already finished (" +
-                             std::string(store::RunStatusName(run->status)) +
-                             "); start a new run instead");
-    }
-    if (run->mode != store::RunMode::kAuto) {
-      return InvalidArgument("run " + std::to_string(run_id) + " is a " +
-                             std::string(store::RunModeName(run->mode)) +
-                             " run; only auto runs resume here");
-    }
+    MK_RETURN_IF_ERROR(CheckRunResumable(*run));
     json config = json::parse(run->config_json, nullptr, false);
     if (!config.is_object()) return InvalidArgument("run " + std::to_string(run_id) + " has no readable options");
     MK_ASSIGN_OR_RETURN(options, OptionsFromJson(config, options));

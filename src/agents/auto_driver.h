@@ -79,4 +79,9 @@ Result<nlohmann::json> RunAuto(const AutoRequest& request, store::Store& store,
                                store::ArtifactStore& artifacts, CpuEngine& engine,
                                const AutoCallbacks& callbacks = {});
 
+// Whether `run` may continue with --resume: an auto run still `running` (killed) or
+// `cancelled` (interrupted). InvalidArgument naming the reason otherwise. RunAuto checks it; the
+// CLI checks it too before anything slow (the machine probe) starts.
+Status CheckRunResumable(const store::RunRecord& run);
+
 }  // namespace mk::agents

@@ -10,6 +10,7 @@
 #include "codegen/cpu/cpu_emitter.h"
 #include "hlo/parser.h"
 #include "hlo/verifier.h"
+#include "support/regular_file.h"
 
 namespace mk::agents {
 
@@ -58,11 +59,12 @@ Result<ReproArtifact> ReproArtifactFromJson(const json& j) {
 }
 
 Result<ReproArtifact> ReadReproArtifact(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(ErrorCode::kInvalidArgument, "cannot read the repro artifact", {path, 0, 0});
-  std::ostringstream text;
-  text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  Result<std::string> text = ReadRegularFile(path);
+  if (!text.ok()) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "cannot read the repro artifact: " + text.status().message(), {path, 0, 0});
+  }
+  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     return Status(ErrorCode::kInvalidArgument, "the repro artifact is not valid JSON", {path, 0, 0});
   }

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "store/migrations.h"
 #include "store/sqlite_store.h"
 
 namespace mk::agents {
@@ -22,9 +23,19 @@ Result<OpenedStore> OpenExistingStore(const std::string& db_override, const stor
                              "MAXKERNEL_HOME or pass --db to use another";
     return NotFound("no maxkernel database at " + opened.dir.db_path.string() + " (" + hint + ")");
   }
+  // Read-only: these commands never write, so a database the user may only read (chmod 0444,
+  // read-only media) still lists. A database older than this maxkernel must be upgraded first,
+  // which needs a writing connection (and fails, saying so, when the file is read-only).
   store::SqliteStoreOptions options;
   options.create = false;
+  options.read_only = true;
   MK_ASSIGN_OR_RETURN(auto db, store::SqliteStore::Open(opened.dir.db_path.string(), options));
+  MK_ASSIGN_OR_RETURN(int version, db->SchemaVersion());
+  if (version < store::LatestSchemaVersion()) {
+    db.reset();
+    options.read_only = false;
+    MK_ASSIGN_OR_RETURN(db, store::SqliteStore::Open(opened.dir.db_path.string(), options));
+  }
   opened.db = std::move(db);
   opened.artifacts = std::make_unique<store::ArtifactStore>(opened.dir.root);
   return opened;

@@ -24,7 +24,9 @@ struct OpenedStore {
 };
 
 // Opens the existing database (`db_override` is --db; empty: DATA_DIR/maxkernel.db) and the
-// artifact store of the data directory. NotFound when the database file does not exist.
+// artifact store of the data directory. NotFound when the database file does not exist. The
+// database is opened read-only (nothing is migrated or written) unless its schema is older than
+// this maxkernel's, in which case it is upgraded first.
 Result<OpenedStore> OpenExistingStore(const std::string& db_override,
                                       const store::EnvLookup& env = store::ProcessEnv);
 

@@ -239,6 +239,8 @@ Result<TestReport> RunTester(const TestRequest& request, CpuEngine& engine) {
     return InvalidArgument("tolerances must be non-negative numbers");
   }
   MK_ASSIGN_OR_RETURN(Subject subject, LoadSubject(request));
+  // Before anything slow (lowering, the compiler): a 4 TB parameter is bad input, not a crash.
+  MK_RETURN_IF_ERROR(task::CheckBuffersFitInMemory(subject.task));
   TestReport report;
   report.task_id = subject.task.id;
   report.module_name = subject.module->name;

@@ -134,7 +134,9 @@ TEST_F(CliUsageTest, WithJsonAnErrorIsAJsonObjectOnStdout) {
   EXPECT_EQ(missing.exit_code, 2);
   j = json::parse(missing.out, nullptr, false);
   ASSERT_TRUE(j.is_object()) << missing.out;
-  EXPECT_NE(j["error"]["message"].get<std::string>().find("missing.hlo"), std::string::npos);
+  // The file is the error's position (`file`), as for any error about one file.
+  EXPECT_EQ(j["error"]["file"], Path("missing.hlo"));
+  EXPECT_EQ(j["error"]["code"], "not_found");
   EXPECT_NE(missing.err.find("missing.hlo"), std::string::npos) << missing.err;
 
   // A usage error (a missing argument, an unknown subcommand) too.

@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "hlo/parser.h"
 #include "hlo/verifier.h"
+#include "support/regular_file.h"
 #include "support/sha256.h"
 #include "task/task.h"
 
@@ -31,13 +32,7 @@ Status CheckTarget(const std::string& target) {
   return Unimplemented("target '" + target + "' is not available yet (available: cpu)");
 }
 
-Result<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(ErrorCode::kIo, "cannot read file", SourceLoc{path, 0, 0});
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+Result<std::string> ReadWholeFile(const std::string& path) { return ReadRegularFile(path); }
 
 // A task directory or an HLO module file, parsed and verified; `name` is what the library is
 // called (the task's name, else its id, else the module's name).

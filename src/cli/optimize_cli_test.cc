@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "agents/profiler.h"
 #include "cli/cli_test_util.h"
 #include "store/lease.h"
 #include "store/sqlite_store.h"
@@ -222,6 +223,42 @@ TEST_F(OptimizeCliTest, BadInputExitsTwoAndNamesTheProblem) {
 
   auto target = RunMaxkernel({"optimize", "--xla-rounds", "0", task_.string(), "--target", "tpu-v5e", "--db", db_});
   EXPECT_EQ(target.exit_code, 2);
+}
+
+// Issue 30 hole 7: resuming a run that already finished is refused before the machine probe
+// (seconds of measuring) starts. The database has no stored probe, so a probe would announce
+// itself on stderr and store its result.
+TEST_F(OptimizeCliTest, ResumingAFinishedRunIsRefusedBeforeTheProbe) {
+  int64_t run_id = 0;
+  {
+    auto db = store::SqliteStore::Open(db_);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    store::TaskRecord task;
+    task.directory = task_.string();
+    task.module_sha256 = std::string(64, 'a');
+    task.yaml = kYaml;
+    auto task_id = (*db)->UpsertTask(task);
+    ASSERT_TRUE(task_id.ok()) << task_id.status().ToString();
+    store::NewRun run;
+    run.task_id = *task_id;
+    run.target = "cpu";
+    auto id = (*db)->CreateRun(run);
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    run_id = *id;
+    ASSERT_TRUE((*db)->FinishRun(run_id, store::RunStatus::kFailed).ok());
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto r = RunMaxkernel({"optimize", "--xla-rounds", "0", "--resume", std::to_string(run_id), "--db", db_});
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("already finished (failed)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("probing"), std::string::npos) << r.err;
+  EXPECT_LT(took, 5.0);
+  auto db = store::SqliteStore::Open(db_);
+  ASSERT_TRUE(db.ok());
+  auto stored = agents::LoadStoredMachine(**db, /*quick_ok=*/true);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_FALSE(stored->has_value()) << "a machine probe ran and was stored";
 }
 
 // Starts maxkernel with `args` in the background; returns its pid.

@@ -295,6 +295,7 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
     if (!run.ok()) {
       return NotFound("no run " + std::to_string(*o.resume) + " in " + dir.db_path.string());
     }
+    MK_RETURN_IF_ERROR(agents::CheckRunResumable(*run));
     Result<store::TaskRecord> stored = db->GetTask(run->task_id);
     Result<task::Task> parsed =
         stored.ok() ? task::ParseTaskYaml(stored->yaml) : Result<task::Task>(stored.status());

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -164,6 +165,52 @@ TEST_F(RunsCliTest, MissingDatabaseSaysWhereItLookedAndCreatesNothing) {
   EXPECT_NE(r.err.find(dir_ + "/nope.db"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ + "/nope.db"));
   EXPECT_TRUE(fs::is_empty(empty));
+}
+
+// Issue 30 hole 7: read-only commands open the database read-only, so a database the user may
+// only read (chmod 0444) still lists, and is not changed. As root, permissions do not stop a
+// write: the command then runs as `nobody` (setpriv).
+TEST_F(RunsCliTest, ReadOnlyDatabaseStillListsAndShows) {
+  const bool root = ::geteuid() == 0;
+  if (root && !fs::exists("/usr/bin/setpriv") && !fs::exists("/bin/setpriv")) {
+    GTEST_SKIP() << "running as root without setpriv: a read-only file cannot be made";
+  }
+  char tmpl[] = "/tmp/mk-runs-ro-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string ro = tmpl;
+  // The folder stays writable (SQLite keeps its WAL index beside the database); the file is not.
+  fs::permissions(ro, fs::perms::all);
+  const std::string db = ro + "/maxkernel.db";
+  fs::copy_file(home_ + "/maxkernel.db", db);
+  fs::permissions(db, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  const std::string before = ReadFile(db);
+  auto as_reader = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv;
+    if (root) argv = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+    argv.insert(argv.end(), {"env", "MAXKERNEL_HOME=" + ro, MK_BINARY});
+    argv.insert(argv.end(), args.begin(), args.end());
+    return testing::RunCommand(argv);
+  };
+  Ran list = as_reader({"runs", "list", "--db", db});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("succeeded"), std::string::npos) << list.out;
+  Ran show = as_reader({"runs", "show", std::to_string(good_.run_id), "--db", db});
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_EQ(ReadFile(db), before);
+  // A folder the reader cannot write either (read-only media): SQLite cannot make its WAL index
+  // there, and the file is read as it is.
+  const std::string locked = ro + "/locked";
+  fs::create_directories(locked);
+  fs::copy_file(home_ + "/maxkernel.db", locked + "/maxkernel.db");
+  fs::permissions(locked + "/maxkernel.db", fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                              fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  Ran locked_list = as_reader({"runs", "list", "--db", locked + "/maxkernel.db"});
+  EXPECT_EQ(locked_list.exit_code, 0) << locked_list.err;
+  EXPECT_NE(locked_list.out.find("succeeded"), std::string::npos) << locked_list.out;
+  fs::permissions(locked, fs::perms::owner_all);
+  std::error_code ec;
+  fs::remove_all(ro, ec);
 }
 
 TEST_F(RunsCliTest, ArtifactsGetIsBinarySafeAcceptsPrefixesAndWritesFiles) {

@@ -20,6 +20,7 @@
 #include "hlo/verifier.h"
 #include "store/data_dir.h"
 #include "store/sqlite_store.h"
+#include "support/regular_file.h"
 #include "support/sha256.h"
 #include "target/target.h"
 #include "task/bridge.h"
@@ -46,13 +47,11 @@ Status WriteTextFile(const std::string& path, const std::string& text) {
 }
 
 Result<std::string> ReadText(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return NotFound(path + ": no such file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("cannot read " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  Result<std::string> text = ReadRegularFile(path);
+  if (!text.ok() && text.status().code() == ErrorCode::kNotFound) {
+    return NotFound(path + ": no such file");
+  }
+  return text;
 }
 
 // ---- import -------------------------------------------------------------------------------

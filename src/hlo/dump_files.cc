@@ -1,11 +1,15 @@
 #include "hlo/dump_files.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string_view>
+
+#include "support/regular_file.h"
 
 namespace mk::hlo {
 namespace {
@@ -76,10 +80,13 @@ std::optional<std::string> NonHloDumpKind(const std::string& path) {
     if (EndsWith(name, s.suffix)) return std::string(s.kind);
   }
   // A renamed file: recognized by how it begins.
-  std::ifstream in(path, std::ios::binary);
+  // Only a regular file is sniffed: opening a FIFO would block, and its reader refuses it anyway.
+  Result<int> fd = OpenRegularFile(path);
+  if (!fd.ok()) return std::nullopt;
   char head[32] = {};
-  in.read(head, sizeof(head));
-  std::string_view start(head, static_cast<size_t>(in.gcount()));
+  ssize_t got = ::read(*fd, head, sizeof(head));
+  ::close(*fd);
+  std::string_view start(head, got > 0 ? static_cast<size_t>(got) : 0);
   if (start.starts_with("\x7f" "ELF")) return "an object file";
   if (start.starts_with("BufferAssignment:")) return "an XLA buffer-assignment dump";
   if (start.starts_with("HloLiveRange")) return "an XLA live-range dump";

@@ -1,4 +1,5 @@
 // Shapes and constant values of HLO text.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -405,6 +406,11 @@ Result<std::optional<Literal>> ParseLiteral(Lexer& lx, const Shape& shape, int d
   }
   if (shape.is_token()) return lx.Error("token constants are not allowed");
   std::vector<ValueToken> tokens;
+  // Sized once (no doubling): every value takes at least two characters of what is left ("1,"),
+  // so a shape larger than the text cannot make this reserve more than the text allows.
+  const uint64_t left = lx.text().size() - lx.pos();
+  const uint64_t values = static_cast<uint64_t>(shape.num_elements()) * (IsComplex(shape.dtype()) ? 2 : 1);
+  tokens.reserve(static_cast<size_t>(std::min(values, left / 2 + 1)));
   MK_RETURN_IF_ERROR(ReadArrayTokens(lx, shape, 0, tokens));
   DType t = shape.dtype();
   if (!IsEvaluable(t)) {

@@ -18,20 +18,21 @@
 
 #include "hlo/dump_files.h"
 #include "hlo/parse_internal.h"
+#include "support/regular_file.h"
 
 namespace mk::hlo {
 namespace {
 
 using parse::CalleeRef;
 
-struct OperandRef {
-  std::string name;
-  size_t pos = 0;
-};
-
 struct ParsedInstruction {
   std::unique_ptr<Instruction> inst;
-  std::vector<OperandRef> operands;
+  // Where the operand list starts (after its '(') and how many operands it has. The names are
+  // read again from the text when the computation is resolved instead of being kept: an
+  // instruction may list millions of operands, and a record each (a std::string: 32 bytes and
+  // more) made a 50 MB module take 1.4 GB to reject.
+  size_t operands_pos = 0;
+  size_t operand_count = 0;
   std::vector<CalleeRef> callees;
 };
 
@@ -193,7 +194,7 @@ class ModuleParser {
     MK_RETURN_IF_ERROR(lx_.Expect('{', "to open computation '" + pc.comp->name + "'"));
 
     std::vector<ParsedInstruction> insts;
-    std::map<std::string, size_t> index;
+    std::map<std::string, size_t, std::less<>> index;
     int root = -1;
     while (true) {
       lx_.SkipTrivia();
@@ -219,16 +220,25 @@ class ModuleParser {
     if (root < 0) root = static_cast<int>(insts.size()) - 1;
 
     std::vector<std::vector<size_t>> deps(insts.size());
+    const size_t resume_pos = lx_.pos();
     for (size_t i = 0; i < insts.size(); ++i) {
-      for (const OperandRef& ref : insts[i].operands) {
-        auto it = index.find(ref.name);
+      if (insts[i].operand_count == 0) continue;
+      Instruction& inst = *insts[i].inst;
+      inst.operands.reserve(insts[i].operand_count);
+      deps[i].reserve(insts[i].operand_count);
+      lx_.set_pos(insts[i].operands_pos);  // the list was read once already: it is well formed
+      Status resolved = ScanOperands([&](std::string_view name, size_t pos) -> Status {
+        auto it = index.find(name);
         if (it == index.end()) {
-          return lx_.ErrorAt(ref.pos, "unknown operand '" + ref.name + "' in computation '" +
-                                          pc.comp->name + "'");
+          return lx_.ErrorAt(pos, "unknown operand '" + std::string(name) + "' in computation '" +
+                                      pc.comp->name + "'");
         }
-        insts[i].inst->operands.push_back(insts[it->second].inst.get());
+        inst.operands.push_back(insts[it->second].inst.get());
         deps[i].push_back(it->second);
-      }
+        return Status::Ok();
+      });
+      lx_.set_pos(resume_pos);
+      MK_RETURN_IF_ERROR(resolved);
     }
     size_t cycle = 0;
     std::vector<size_t> order = StableTopologicalOrder(deps, cycle);
@@ -274,18 +284,12 @@ class ModuleParser {
       MK_ASSIGN_OR_RETURN(inst.parameter_number, lx_.ReadInt("parameter number"));
       if (inst.parameter_number < 0) return lx_.ErrorAt(number_pos, "negative parameter number");
       MK_RETURN_IF_ERROR(lx_.Expect(')', "after the parameter number"));
-    } else if (!lx_.TryConsume(')')) {
-      while (true) {
-        // `f32[4]{0} %a` (XLA long form) or `%a` / `a`; the shape is the operand's own.
-        if (parse::AtShapeStart(lx_)) MK_RETURN_IF_ERROR(parse::ParseShape(lx_).status());
-        lx_.SkipTrivia();
-        size_t pos = lx_.pos();
-        MK_ASSIGN_OR_RETURN(std::string name, lx_.ReadName("operand name"));
-        pi.operands.push_back(OperandRef{std::move(name), pos});
-        if (lx_.TryConsume(',')) continue;
-        MK_RETURN_IF_ERROR(lx_.Expect(')', "to close the operand list"));
-        break;
-      }
+    } else {
+      pi.operands_pos = lx_.pos();
+      MK_RETURN_IF_ERROR(ScanOperands([&pi](std::string_view, size_t) {
+        ++pi.operand_count;
+        return Status::Ok();
+      }));
     }
 
     std::set<std::string> seen;
@@ -300,6 +304,25 @@ class ModuleParser {
     return pi;
   }
 
+  // Reads an operand list from just after its '(' through its ')', calling
+  // on_operand(name, position) for each operand: `f32[4]{0} %a` (XLA long form), `%a` or `a`;
+  // the shape is the operand's own. `name` is a view of the text; the position is that of the
+  // operand's first character ('%' included), for errors.
+  template <typename OnOperand>
+  Status ScanOperands(OnOperand&& on_operand) {
+    if (lx_.TryConsume(')')) return Status::Ok();
+    while (true) {
+      if (parse::AtShapeStart(lx_)) MK_RETURN_IF_ERROR(parse::ParseShape(lx_).status());
+      lx_.SkipTrivia();
+      const size_t pos = lx_.pos();
+      MK_ASSIGN_OR_RETURN(std::string name, lx_.ReadName("operand name"));
+      // ReadName stops right after the name.
+      MK_RETURN_IF_ERROR(on_operand(lx_.text().substr(lx_.pos() - name.size(), name.size()), pos));
+      if (lx_.TryConsume(',')) continue;
+      return lx_.Expect(')', "to close the operand list");
+    }
+  }
+
   Lexer lx_;
 };
 
@@ -312,12 +335,9 @@ Result<std::unique_ptr<Module>> ParseModule(std::string_view text, const std::st
 
 Result<std::unique_ptr<Module>> ParseModuleFile(const std::string& path) {
   MK_RETURN_IF_ERROR(CheckIsHloText(path));  // an XLA dump's other files, named for what they are
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("cannot open " + path);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return IoError("cannot read " + path);
-  return ParseModule(buffer.str(), path);
+  MK_ASSIGN_OR_RETURN(std::string text,
+                      ReadRegularFile(path, kMaxModuleFileBytes, "an HLO module file"));
+  return ParseModule(text, path);
 }
 
 }  // namespace mk::hlo

@@ -525,7 +525,7 @@ TEST(ParserTest, RealCorpusFilesParse) {
   for (const char* file : {"graphsage_tf.hlo", "ssd_mobilenet_tf.hlo"}) {
     std::string path = std::string(MK_SOURCE_DIR) + "/../shared/hlo-corpus/" + file;
     auto m = ParseModuleFile(path);
-    if (!m.ok() && m.status().code() == ErrorCode::kIo) GTEST_SKIP() << "corpus not present";
+    if (!m.ok() && m.status().code() == ErrorCode::kNotFound) GTEST_SKIP() << "corpus not present";
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     EXPECT_NE((*m)->entry(), nullptr);
   }
@@ -534,7 +534,7 @@ TEST(ParserTest, RealCorpusFilesParse) {
 TEST(ParserTest, CorpusDepthwiseConvolution) {
   std::string path = std::string(MK_SOURCE_DIR) + "/../shared/hlo-corpus/ssd_mobilenet_tf.hlo";
   auto m = ParseModuleFile(path);
-  if (!m.ok() && m.status().code() == ErrorCode::kIo) GTEST_SKIP() << "corpus not present";
+  if (!m.ok() && m.status().code() == ErrorCode::kNotFound) GTEST_SKIP() << "corpus not present";
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   int depthwise = 0;
   for (const auto& inst : (*m)->entry()->instructions()) {
@@ -549,10 +549,12 @@ TEST(ParserTest, ErrorsCarryFileLineColumn) {
   EXPECT_EQ(m.status().ToString(), "test.hlo:3:13: error: unknown opcode 'foo'");
 }
 
-TEST(ParserTest, MissingFileIsAnIoError) {
+TEST(ParserTest, MissingFileIsNotFoundNamingIt) {
+  // Read through support/regular_file.h: a missing file is NotFound (exit 2 like any bad input).
   auto m = ParseModuleFile("/nonexistent/dir/x.hlo");
   ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.status().code(), ErrorCode::kIo);
+  EXPECT_EQ(m.status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(m.status().loc().file, "/nonexistent/dir/x.hlo");
 }
 
 TEST(ParserTest, MissingOperandsDoNotCrash) {

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "runtime/kernel_abi.h"
@@ -175,9 +177,42 @@ bool ReceiveMessage(int sock, std::string& text, int* fd_out) {
   _exit(0);  // not reached: finish() exits
 }
 
+// The server's own children (its worker, and descendants of the worker that were orphaned and
+// reparented here: the server is a child subreaper).
+std::vector<pid_t> ServerChildren() {
+  std::vector<pid_t> pids;
+  std::ifstream in("/proc/self/task/" + std::to_string(getpid()) + "/children");
+  pid_t pid = 0;
+  while (in >> pid) pids.push_back(pid);
+  return pids;
+}
+
+// Ends every process a finished worker left behind. A kernel may fork (`--source` kernels are
+// the user's code): children still in the worker's process group die with the group, and
+// children that left it (setsid, a double fork) were reparented to this server when their
+// parent died, because the server is a child subreaper. Both are killed and reaped, until no
+// child remains (a process forking as we kill it leaves its child to the next round).
+void KillWorkerLeftovers(pid_t worker_group) {
+  kill(-worker_group, SIGKILL);
+  for (int round = 0; round < 1000; ++round) {
+    std::vector<pid_t> children = ServerChildren();
+    if (children.empty()) return;
+    for (pid_t child : children) {
+      kill(-child, SIGKILL);  // its own group, when it made one
+      kill(child, SIGKILL);
+    }
+    for (pid_t child : children) {
+      while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+}
+
 // The fork server: one request at a time, each in a fresh worker.
 [[noreturn]] void ServerMain(int sock) {
   signal(SIGPIPE, SIG_IGN);
+  // Orphaned descendants of a worker become the server's children (KillWorkerLeftovers).
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   std::string text;
   int region_fd = -1;
   while (ReceiveMessage(sock, text, &region_fd)) {
@@ -192,15 +227,20 @@ bool ReceiveMessage(int sock, std::string& text, int* fd_out) {
       } else {
         pid_t worker = fork();
         if (worker == 0) {
+          // Its own process group, so that whatever the kernel forks can be killed with it.
+          setpgid(0, 0);
           close(pipefd[0]);
           close(sock);
           WorkerMain(req, region_fd, pipefd[1]);
         }
+        if (worker > 0) setpgid(worker, worker);  // both sides: no race with the first kill
         close(pipefd[1]);
         double timeout_s = req["timeout_s"];
         auto start = std::chrono::steady_clock::now();
         std::string out;
         bool timed_out = false;
+        bool reaped = false;
+        int wstatus = 0;
         char buf[65536];
         while (true) {
           double left = timeout_s - std::chrono::duration<double>(
@@ -210,18 +250,33 @@ bool ReceiveMessage(int sock, std::string& text, int* fd_out) {
             break;
           }
           pollfd p{pipefd[0], POLLIN, 0};
-          int r = poll(&p, 1, static_cast<int>(left * 1000) + 1);
+          // Short slices: a process the kernel forked may hold the pipe open after the worker
+          // exited, so the worker's exit, not only the pipe's end, ends the wait.
+          int r = poll(&p, 1, std::min(static_cast<int>(left * 1000) + 1, 100));
           if (r < 0 && errno == EINTR) continue;
-          if (r == 0) continue;  // re-check the clock
+          if (r == 0) {
+            if (waitpid(worker, &wstatus, WNOHANG) == worker) {
+              reaped = true;
+              // Everything the worker wrote is in the pipe already.
+              pollfd rest{pipefd[0], POLLIN, 0};
+              while (poll(&rest, 1, 0) > 0) {
+                ssize_t n = read(pipefd[0], buf, sizeof(buf));
+                if (n <= 0) break;
+                out.append(buf, static_cast<size_t>(n));
+              }
+              break;
+            }
+            continue;  // re-check the clock
+          }
           ssize_t n = read(pipefd[0], buf, sizeof(buf));
           if (n <= 0) break;
           out.append(buf, static_cast<size_t>(n));
         }
         close(pipefd[0]);
         if (timed_out) kill(worker, SIGKILL);
-        int wstatus = 0;
-        while (waitpid(worker, &wstatus, 0) < 0 && errno == EINTR) {
+        while (!reaped && waitpid(worker, &wstatus, 0) < 0 && errno == EINTR) {
         }
+        KillWorkerLeftovers(worker);
         if (timed_out) {
           reply = {{"status", StatusKey(RunStatus::kTimedOut)},
                    {"message", "kernel did not finish within " + std::to_string(timeout_s) +

@@ -4,9 +4,12 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <thread>
 
 #include "runtime/compiler.h"
 
@@ -142,6 +145,48 @@ TEST_F(SandboxTest, PoisonScratchReachesTheKernelForThatRunOnly) {
     float out[4];
     std::memcpy(out, region->buffer(2), 16);
     EXPECT_EQ(out[0], poison ? 1.0f : 0.0f) << "poison_scratch=" << poison;
+  }
+}
+
+// Issue 30 hole 7: a kernel (a `--source` kernel is the user's code) that forks leaves nothing
+// behind: the worker's process group is killed when the run ends, and a child that left the
+// group (setsid) is reparented to the server (a child subreaper) and killed there. The child
+// writes its pid, then after a second a marker file: the marker must never appear.
+TEST_F(SandboxTest, ChildrenAKernelForksDieWithTheRun) {
+  for (bool detach : {false, true}) {
+    SCOPED_TRACE(detach ? "setsid child" : "child in the worker's group");
+    const std::string pid_file = dir_ + "/child-" + std::to_string(detach) + ".pid";
+    const std::string marker = dir_ + "/child-" + std::to_string(detach) + ".alive";
+    const std::string body =
+        "static bool forked = false;\n"
+        "  if (!forked) {\n"
+        "    forked = true;\n"
+        "    if (fork() == 0) {\n" +
+        std::string(detach ? "      setsid();\n" : "") +
+        "      FILE* f = std::fopen(\"" + pid_file + ".tmp\", \"w\");\n"
+        "      std::fprintf(f, \"%d\", static_cast<int>(getpid()));\n"
+        "      std::fclose(f);\n"
+        "      std::rename(\"" + pid_file + ".tmp\", \"" + pid_file + "\");\n"
+        "      usleep(1000000);\n"
+        "      std::fclose(std::fopen(\"" + marker + "\", \"w\"));\n"
+        "      _exit(0);\n"
+        "    }\n"
+        "    while (access(\"" + pid_file + "\", F_OK) != 0) usleep(1000);\n"
+        "  }\n"
+        "  for (int i = 0; i < 4; ++i) out[i] = a[i] + b[i];";
+    auto lib = compiler_->Compile("#include <unistd.h>\n#include <cstdio>\n" + KernelSource(body));
+    ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+    std::vector<float> out;
+    RunOutcome r = RunAdd(lib->so_path, &out);
+    ASSERT_EQ(r.status, RunStatus::kOk) << r.message;
+    EXPECT_EQ(out[3], 44.0f);
+    std::ifstream in(pid_file);
+    int child = 0;
+    ASSERT_TRUE(in >> child) << "the kernel's child wrote no pid";
+    // Gone (killed and reaped by the server) right after the run.
+    EXPECT_NE(::kill(child, 0), 0) << "child " << child << " still runs after the run";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1300));
+    EXPECT_FALSE(std::filesystem::exists(marker)) << "the kernel's child outlived the run";
   }
 }
 

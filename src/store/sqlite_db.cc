@@ -95,11 +95,14 @@ std::optional<int64_t> SqliteCursor::OptionalInt(int column) const {
 }
 
 Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path, bool create,
-                                                 int busy_timeout_ms) {
+                                                 int busy_timeout_ms, bool read_only, bool uri) {
   if (path.empty()) return InvalidArgument("empty database path");
   sqlite3* raw = nullptr;
   // NOMUTEX: the connection is used by one thread at a time (SqliteStore holds a mutex).
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+  int flags = read_only ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+                        : SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
+                              (create ? SQLITE_OPEN_CREATE : 0);
+  if (uri) flags |= SQLITE_OPEN_URI;
   int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
   if (rc != SQLITE_OK) {
     Status error = StatusFromSqlite(raw, rc, "cannot open database " + path);

@@ -55,8 +55,11 @@ class SqliteCursor {
 class SqliteDb {
  public:
   // Opens (creating when `create`) the database file. busy_timeout_ms applies to every lock wait.
+  // `read_only`: SQLITE_OPEN_READONLY (nothing can be written; `create` is ignored). `uri`: `path`
+  // is a file: URI (SQLITE_OPEN_URI), e.g. with ?immutable=1; path() is then that URI.
   static Result<std::unique_ptr<SqliteDb>> Open(const std::string& path, bool create,
-                                                int busy_timeout_ms);
+                                                int busy_timeout_ms, bool read_only = false,
+                                                bool uri = false);
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;

@@ -1,9 +1,17 @@
 #include "store/sqlite_store.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <thread>
 
 #include "store/migrations.h"
@@ -14,6 +22,7 @@ namespace mk::store {
 namespace {
 
 using Json = nlohmann::json;
+namespace fs = std::filesystem;
 
 bool IsSha256(std::string_view text) {
   if (text.size() != 64) return false;
@@ -134,12 +143,134 @@ Status RequireCandidate(SqliteDb& db, int64_t candidate_id) {
                : NotFound("candidate " + std::to_string(candidate_id) + " not found");
 }
 
+// An existing database file must be a regular file that starts like a SQLite database. SQLite
+// itself would take an empty (0-byte) file for a new database and migrate it, and a FIFO would
+// block its open. Read with O_NONBLOCK so that a FIFO cannot hang us either.
+Status CheckExistingDatabaseFile(const std::string& path) {
+  const SourceLoc loc{path, 0, 0};
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return Status::Ok();  // missing or unreadable: SQLite's open says which
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return InvalidArgument("is not a regular file, so not a maxkernel database", loc);
+  }
+  static constexpr char kMagic[] = "SQLite format 3";  // 16 bytes with its NUL
+  char head[sizeof(kMagic)] = {};
+  ssize_t got = ::pread(fd, head, sizeof(head), 0);
+  ::close(fd);
+  if (st.st_size == 0) {
+    return InvalidArgument("is an empty file, not a SQLite database; maxkernel left it untouched "
+                           "(remove it, or name a new file, to start a store)",
+                           loc);
+  }
+  if (got != static_cast<ssize_t>(sizeof(head)) || std::memcmp(head, kMagic, sizeof(head)) != 0) {
+    return InvalidArgument("is not a SQLite database; maxkernel left it untouched", loc);
+  }
+  return Status::Ok();
+}
+
+// How to open `path` read-only. SQLite reads a WAL database through its -shm index, which it
+// creates beside the file: in a folder the user cannot write (read-only media, someone else's
+// folder) that fails ("attempt to write a readonly database"). When there is no index and no
+// unfinished WAL (so the file alone holds everything), the file is opened as immutable instead.
+struct ReadOnlyTarget {
+  std::string path;
+  bool uri = false;
+};
+ReadOnlyTarget ReadOnlyOpenTarget(const std::string& path) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(path, ec);
+  if (ec) return {path, false};
+  const fs::path folder = absolute.parent_path();
+  if (::access(folder.c_str(), W_OK) == 0 || fs::exists(path + "-shm", ec)) return {path, false};
+  struct stat wal {};
+  if (::stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0) return {path, false};
+  std::string uri = "file:";
+  for (char c : absolute.string()) {
+    if (c == '%' || c == '?' || c == '#') {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", static_cast<unsigned char>(c));
+      uri += hex;
+    } else {
+      uri += c;
+    }
+  }
+  return {uri + "?immutable=1", true};
+}
+
+// Sets a fresh database up: WAL journal, foreign keys, durability, migrations.
+Status Prepare(SqliteDb& db, const std::string& path, const SqliteStoreOptions& options);
+
+// Creates the database `path` complete: migrated in a private file beside it, which is then
+// hard-linked into place. No other process ever sees `path` empty (which it would refuse, see
+// CheckExistingDatabaseFile); when two create it at once, the first link wins and the other
+// uses that file. The mode is set to 0600 before anything is written, whatever the umask.
+Status CreateDatabaseFile(const std::string& path, const SqliteStoreOptions& options) {
+  std::random_device rd;
+  const std::string tmp = path + ".creating-" + std::to_string(::getpid()) + "-" +
+                          std::to_string(rd());
+  auto remove_tmp = [&tmp] {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((tmp + suffix).c_str());
+  };
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return IoError("cannot create database " + path + ": " + std::strerror(errno));
+  ::fchmod(fd, 0600);  // the umask may have taken bits away, never added: this is exact
+  ::close(fd);
+  Status prepared;
+  {
+    auto db = SqliteDb::Open(tmp, /*create=*/false, options.busy_timeout_ms);
+    prepared = db.ok() ? Prepare(**db, path, options) : db.status();
+  }  // closed: the WAL is checkpointed into the file and removed
+  if (!prepared.ok()) {
+    remove_tmp();
+    return prepared;
+  }
+  if (::link(tmp.c_str(), path.c_str()) != 0 && errno != EEXIST) {
+    const int err = errno;
+    // A filesystem without hard links: rename, unless someone created the file meanwhile.
+    struct stat st {};
+    if ((err == EPERM || err == ENOTSUP || err == EOPNOTSUPP) &&
+        ::stat(path.c_str(), &st) != 0 && ::rename(tmp.c_str(), path.c_str()) == 0) {
+      return Status::Ok();
+    }
+    remove_tmp();
+    return IoError("cannot create database " + path + ": " + std::strerror(err));
+  }
+  remove_tmp();
+  return Status::Ok();
+}
+
+Status Prepare(SqliteDb& db, const std::string& path, const SqliteStoreOptions& options) {
+  MK_ASSIGN_OR_RETURN(std::string mode, PragmaWithRetry(db, "PRAGMA journal_mode = WAL"));
+  if (mode != "wal" && mode != "memory") {
+    return IoError("database " + path + " cannot use the WAL journal (got '" + mode + "')");
+  }
+  MK_RETURN_IF_ERROR(db.Exec("PRAGMA foreign_keys = ON"));
+  MK_RETURN_IF_ERROR(db.Exec(options.durable_commits ? "PRAGMA synchronous = FULL"
+                                                     : "PRAGMA synchronous = NORMAL"));
+  MK_ASSIGN_OR_RETURN(MigrationOutcome outcome, Migrate(db, BuiltinMigrations()));
+  (void)outcome;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
                                                        SqliteStoreOptions options) {
   auto opened = [&]() -> Result<std::unique_ptr<SqliteStore>> {
-    MK_ASSIGN_OR_RETURN(auto db, SqliteDb::Open(path, options.create, options.busy_timeout_ms));
+    if (path.empty()) return InvalidArgument("empty database path");
+    struct stat st {};
+    if (options.create && !options.read_only && ::lstat(path.c_str(), &st) != 0 &&
+        errno == ENOENT) {
+      MK_RETURN_IF_ERROR(CreateDatabaseFile(path, options));
+    }
+    MK_RETURN_IF_ERROR(CheckExistingDatabaseFile(path));
+    const ReadOnlyTarget target =
+        options.read_only ? ReadOnlyOpenTarget(path) : ReadOnlyTarget{path, false};
+    MK_ASSIGN_OR_RETURN(auto db, SqliteDb::Open(target.path, /*create=*/false,
+                                                options.busy_timeout_ms, options.read_only,
+                                                target.uri));
     // Reading the header first turns "not a database" into an error before anything is written.
     MK_ASSIGN_OR_RETURN(int version, ReadSchemaVersion(*db));
     if (version > LatestSchemaVersion()) {
@@ -149,18 +280,17 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
                              "); it was written by a newer maxkernel: use that version or a "
                              "newer one");
     }
-    MK_ASSIGN_OR_RETURN(std::string mode, PragmaWithRetry(*db, "PRAGMA journal_mode = WAL"));
-    if (mode != "wal" && mode != "memory") {
-      return IoError("database " + path + " cannot use the WAL journal (got '" + mode + "')");
+    if (options.read_only) {
+      MK_RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));
+    } else {
+      MK_RETURN_IF_ERROR(Prepare(*db, path, options));
     }
-    MK_RETURN_IF_ERROR(db->Exec("PRAGMA foreign_keys = ON"));
-    MK_RETURN_IF_ERROR(db->Exec(options.durable_commits ? "PRAGMA synchronous = FULL"
-                                                        : "PRAGMA synchronous = NORMAL"));
-    MK_ASSIGN_OR_RETURN(MigrationOutcome outcome, Migrate(*db, BuiltinMigrations()));
-    (void)outcome;
     return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(db), std::move(options)));
   }();
-  if (!opened.ok()) return opened.status().WithContext("opening store " + path);
+  // An error that already names the file as its position needs no "opening store PATH" too.
+  if (!opened.ok() && opened.status().loc().file != path) {
+    return opened.status().WithContext("opening store " + path);
+  }
   return opened;
 }
 

@@ -22,7 +22,11 @@ namespace mk::store {
 
 struct SqliteStoreOptions {
   int busy_timeout_ms = 30000;
-  bool create = true;           // create the file when missing
+  bool create = true;           // create the file when missing (mode 0600, whatever the umask)
+  // Read-only commands (runs list/show, export): SQLITE_OPEN_READONLY, no WAL switch and no
+  // migration, so a database the user cannot write (or one on read-only media) can be read.
+  // The caller checks SchemaVersion(): an older database is not upgraded by a read-only open.
+  bool read_only = false;
   bool durable_commits = true;  // synchronous=FULL (true) or NORMAL
   // Seconds since the epoch for created_at / ts columns (tests pin it).
   std::function<double()> clock;
@@ -31,7 +35,11 @@ struct SqliteStoreOptions {
 class SqliteStore final : public Store {
  public:
   // Opens `path`, sets the connection up and applies missing migrations. Refuses a database
-  // whose schema is newer than this binary knows, or a SQLite file of another application.
+  // whose schema is newer than this binary knows, a SQLite file of another application, and an
+  // existing file that is not a SQLite database at all (an empty file included: SQLite would
+  // take it for a new database and write into it); such a file is left untouched. A new file is
+  // created complete (migrated beside `path`, then linked into place) and private (0600; its
+  // -wal and -shm files inherit the mode).
   static Result<std::unique_ptr<SqliteStore>> Open(const std::string& path,
                                                    SqliteStoreOptions options = {});
 

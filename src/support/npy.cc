@@ -11,6 +11,8 @@
 #include <cstring>
 #include <limits>
 
+#include "support/regular_file.h"
+
 namespace mk::npy {
 namespace {
 
@@ -331,17 +333,12 @@ Result<NpyArray> ParseNpy(const uint8_t* bytes, size_t size, const std::string& 
 }
 
 Result<NpyArray> ReadNpyFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    int err = errno;
-    std::string msg = "cannot open: " + std::string(std::strerror(err));
-    if (err == ENOENT) return Status(ErrorCode::kNotFound, msg, SourceLoc{path, 0, 0});
-    return Status(ErrorCode::kIo, msg, SourceLoc{path, 0, 0});
-  }
+  // A FIFO or device is refused without blocking on its open (support/regular_file.h).
+  MK_ASSIGN_OR_RETURN(int fd, OpenRegularFile(path));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
     ::close(fd);
-    return Status(ErrorCode::kIo, "not a regular file", SourceLoc{path, 0, 0});
+    return Status(ErrorCode::kIo, "cannot stat", SourceLoc{path, 0, 0});
   }
   // The size the kernel reports bounds the allocation: nothing in the header can make it larger.
   std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));

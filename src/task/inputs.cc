@@ -2,7 +2,10 @@
 // from NumPy and break the bit-for-bit agreement.
 #include "task/inputs.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "support/npy.h"
@@ -108,7 +111,8 @@ bool NpyTypeFits(npy::NpyType n, hlo::DType t) {
 }
 
 Result<hlo::Literal> ReadDataParameter(const Task& task, const TaskParameter& param) {
-  const std::string path = task.dir + "/" + param.init.data_file;
+  // Resolved again here: the task may have changed on disk since it was loaded.
+  MK_ASSIGN_OR_RETURN(const std::string path, ResolveDataFile(task, param));
   MK_ASSIGN_OR_RETURN(npy::NpyArray arr, npy::ReadNpyFile(path));
   const hlo::Shape& shape = param.shape;
   if (arr.shape != shape.dims()) {
@@ -155,7 +159,27 @@ Result<hlo::Literal> ReadDataParameter(const Task& task, const TaskParameter& pa
 
 }  // namespace
 
+Status CheckBuffersFitInMemory(const Task& task) {
+  // Byte sizes cannot overflow (shapes are bounded at 2^63 / 16 elements each), but their sum
+  // can: add in long double.
+  long double need = 0;
+  for (const TaskParameter& p : task.parameters) need += static_cast<long double>(p.shape.byte_size());
+  for (const TaskOutput& o : task.outputs) need += static_cast<long double>(o.shape.byte_size());
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return Status::Ok();  // unknown: let the allocation decide
+  const long double have = static_cast<long double>(pages) * static_cast<long double>(page_size);
+  if (need <= have) return Status::Ok();
+  char text[64];
+  std::snprintf(text, sizeof text, "%.3Lg", need);
+  return InvalidArgument("the task's parameters and outputs need " + std::string(text) +
+                             " bytes, more than this machine's " +
+                             std::to_string(static_cast<unsigned long long>(have)) +
+                             " bytes of memory",
+                         SourceLoc{task.dir.empty() ? "" : task.dir + "/task.yaml", 0, 0});
+}
+
 Result<std::vector<hlo::Literal>> GenerateInputs(const Task& task, uint64_t seed) {
+  MK_RETURN_IF_ERROR(CheckBuffersFitInMemory(task));
   std::vector<hlo::Literal> inputs;
   inputs.reserve(task.parameters.size());
   for (size_t p = 0; p < task.parameters.size(); ++p) {

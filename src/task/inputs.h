@@ -30,7 +30,14 @@ Result<hlo::Literal> GenerateParameter(const hlo::Shape& shape, const InitSpec& 
                                        uint64_t seed, uint64_t param_index);
 
 // All inputs of a task for `seed`, in parameter order. "data" parameters are read from the
-// task's data/*.npy (their dtype and shape must match the parameter exactly).
+// task's data/*.npy (their dtype and shape must match the parameter exactly). Checks
+// CheckBuffersFitInMemory first.
 Result<std::vector<hlo::Literal>> GenerateInputs(const Task& task, uint64_t seed);
+
+// A shape can be valid and still impossible to run: f32[1000000000000] is 4 TB. The task's
+// parameters and outputs together must fit in this machine's physical memory, else
+// InvalidArgument (exit 2) saying how many bytes they need, instead of an allocation failure
+// (which the CLI reports as an internal error, exit 1) later.
+Status CheckBuffersFitInMemory(const Task& task);
 
 }  // namespace mk::task

@@ -4,19 +4,20 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/regular_file.h"
+
 namespace mk::task {
 
 using nlohmann::json;
 
 Result<json> LoadSuiteIndex(const std::string& suite_dir) {
   const std::string path = suite_dir + "/suite.json";
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return NotFound(path + ": no such file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  json index = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  Result<std::string> text = ReadRegularFile(path);
+  if (!text.ok() && text.status().code() == ErrorCode::kNotFound) {
+    return NotFound(path + ": no such file");
+  }
+  MK_RETURN_IF_ERROR(text.status());
+  json index = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (index.is_discarded() || !index.is_object() || !index.contains("workloads") ||
       !index["workloads"].is_array()) {
     return InvalidArgument(path + ": not a suite index (regenerate it with "

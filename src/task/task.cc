@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "hlo/parser.h"
+#include "support/regular_file.h"
 #include "support/text_escape.h"
 
 namespace mk::task {
@@ -38,6 +39,9 @@ struct YamlReader {
   std::string file;
 
   SourceLoc Loc(const YAML::Node& node) const {
+    // A missing key's node (root["name"] of a task without a name) is invalid: its Mark()
+    // throws, which turned every task without the optional `name` into "malformed task".
+    if (!node.IsDefined()) return SourceLoc{file, 0, 0};
     const YAML::Mark m = node.Mark();
     if (m.is_null()) return SourceLoc{file, 0, 0};
     return SourceLoc{file, m.line + 1, m.column + 1};
@@ -79,6 +83,21 @@ struct YamlReader {
     return Status::Ok();
   }
 
+  // A tolerance: a finite number >= 0. `.inf` and `.nan` read as doubles, so they are named
+  // here ("must be finite") rather than failing a ">= 0" comparison with a misleading message.
+  Status OptionalNonNegative(const YAML::Node& map, const std::string& key, double& out) const {
+    MK_ASSIGN_OR_RETURN(YAML::Node child, Child(map, key, false));
+    if (!child.IsDefined()) return Status::Ok();
+    MK_ASSIGN_OR_RETURN(double v, Scalar<double>(child, key));
+    if (!std::isfinite(v)) {
+      return InvalidArgument(key + " must be a finite number, got '" + child.Scalar() + "'",
+                             Loc(child));
+    }
+    if (v < 0) return InvalidArgument(key + " must be >= 0, got '" + child.Scalar() + "'", Loc(child));
+    out = v;
+    return Status::Ok();
+  }
+
   template <typename T>
   static const char* TypeName() {
     if constexpr (std::is_same_v<T, std::string>) return "a string";
@@ -93,10 +112,26 @@ struct YamlReader {
       return InvalidArgument(what + ": 'shape' must be a list of dimensions", Loc(dims_node));
     }
     std::vector<int64_t> dims;
+    // The HLO parser's bounds (parse_shape_literal.cc): the element count times the widest
+    // element size must fit in int64, so that no byte size computed later overflows.
+    constexpr int64_t kMaxElements = std::numeric_limits<int64_t>::max() / 16;
+    constexpr size_t kMaxRank = 64;
+    int64_t elements = 1;
     for (const YAML::Node& d : dims_node) {
       MK_ASSIGN_OR_RETURN(int64_t v, Scalar<int64_t>(d, what + " dimension"));
-      if (v < 0) return InvalidArgument(what + ": negative dimension", Loc(d));
+      if (v < 0) return InvalidArgument(what + ": negative dimension " + std::to_string(v), Loc(d));
+      if (v > 0 && elements > kMaxElements / v) {
+        return InvalidArgument(what + ": shape has too many elements (dimension " +
+                                   std::to_string(v) + ")",
+                               Loc(d));
+      }
+      elements *= v;
       dims.push_back(v);
+      if (dims.size() > kMaxRank) {
+        return InvalidArgument(what + ": shape has more than " + std::to_string(kMaxRank) +
+                                   " dimensions",
+                               Loc(d));
+      }
     }
     std::string dtype_name;
     MK_RETURN_IF_ERROR(Required(map, "dtype", dtype_name));
@@ -150,9 +185,34 @@ Status CheckPrintableLabel(const char* key, const std::string& value, const Sour
                          loc);
 }
 
+// yaml-cpp keeps both entries of a repeated key and answers a lookup with the first, so a second
+// `atol:` would be ignored without a word. Refused at the repeated key. Iterative: a deeply
+// nested document must not exhaust the stack.
+Status CheckNoDuplicateKeys(const YamlReader& r, const YAML::Node& root) {
+  std::vector<YAML::Node> pending = {root};
+  while (!pending.empty()) {
+    YAML::Node node = pending.back();
+    pending.pop_back();
+    if (node.IsSequence()) {
+      for (const YAML::Node& item : node) pending.push_back(item);
+    } else if (node.IsMap()) {
+      std::set<std::string> keys;
+      for (const auto& entry : node) {
+        if (entry.first.IsScalar() && !keys.insert(entry.first.Scalar()).second) {
+          return InvalidArgument("duplicate key '" + entry.first.Scalar() + "'", r.Loc(entry.first));
+        }
+        pending.push_back(entry.first);
+        pending.push_back(entry.second);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 Result<Task> ParseTaskNode(const YamlReader& r, const YAML::Node& root) {
   Task t;
   if (!root.IsMap()) return InvalidArgument("task.yaml must be a mapping", r.Loc(root));
+  MK_RETURN_IF_ERROR(CheckNoDuplicateKeys(r, root));
   MK_RETURN_IF_ERROR(r.Optional(root, "format", t.format));
   if (t.format != 1) {
     return InvalidArgument("unsupported task format " + std::to_string(t.format) +
@@ -179,8 +239,8 @@ Result<Task> ParseTaskNode(const YamlReader& r, const YAML::Node& root) {
 
   MK_ASSIGN_OR_RETURN(YAML::Node tol, r.Child(root, "tolerance", false));
   if (tol.IsDefined()) {
-    MK_RETURN_IF_ERROR(r.Optional(tol, "atol", t.atol));
-    MK_RETURN_IF_ERROR(r.Optional(tol, "rtol", t.rtol));
+    MK_RETURN_IF_ERROR(r.OptionalNonNegative(tol, "atol", t.atol));
+    MK_RETURN_IF_ERROR(r.OptionalNonNegative(tol, "rtol", t.rtol));
   }
 
   MK_ASSIGN_OR_RETURN(YAML::Node params, r.Child(root, "parameters", true));
@@ -194,11 +254,13 @@ Result<Task> ParseTaskNode(const YamlReader& r, const YAML::Node& root) {
     MK_ASSIGN_OR_RETURN(param.shape, r.ShapeOf(p, what + " ('" + param.name + "')"));
     MK_ASSIGN_OR_RETURN(YAML::Node init, r.Child(p, "init", true));
     MK_ASSIGN_OR_RETURN(param.init, ParseInit(r, init, what + " ('" + param.name + "')"));
+    param.loc = r.Loc(p);
     t.parameters.push_back(std::move(param));
   }
 
   MK_ASSIGN_OR_RETURN(YAML::Node outputs, r.Child(root, "outputs", true));
   if (!outputs.IsSequence()) return InvalidArgument("'outputs' must be a list", r.Loc(outputs));
+  if (outputs.size() == 0) return InvalidArgument("task has no outputs", r.Loc(outputs));
   for (size_t i = 0; i < outputs.size(); ++i) {
     const YAML::Node o = outputs[i];
     const std::string what = "output " + std::to_string(i);
@@ -207,8 +269,9 @@ Result<Task> ParseTaskNode(const YamlReader& r, const YAML::Node& root) {
     MK_ASSIGN_OR_RETURN(out.shape, r.ShapeOf(o, what));
     out.atol = t.atol;
     out.rtol = t.rtol;
-    MK_RETURN_IF_ERROR(r.Optional(o, "atol", out.atol));
-    MK_RETURN_IF_ERROR(r.Optional(o, "rtol", out.rtol));
+    MK_RETURN_IF_ERROR(r.OptionalNonNegative(o, "atol", out.atol));
+    MK_RETURN_IF_ERROR(r.OptionalNonNegative(o, "rtol", out.rtol));
+    out.loc = r.Loc(o);
     t.outputs.push_back(std::move(out));
   }
 
@@ -291,13 +354,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& content) 
   return Status::Ok();
 }
 
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot open " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+Result<std::string> ReadFile(const std::string& path) { return ReadRegularFile(path); }
 
 // yaml-cpp replaces what a YAML stream may not hold (bytes that are not UTF-8, control
 // characters) with U+FFFD and counts columns in its decoded text, so its error positions stop
@@ -359,7 +416,9 @@ Result<Task> ParseTaskYaml(const std::string& text, const std::string& filename)
     MK_ASSIGN_OR_RETURN(Task task, ParseTaskNode(reader, root));
     return task;
   } catch (const YAML::Exception& e) {  // defensive: no yaml-cpp exception may escape
-    return InvalidArgument("malformed task: " + e.msg, SourceLoc{filename, 0, 0});
+    SourceLoc loc{filename, 0, 0};
+    if (!e.mark.is_null()) loc = SourceLoc{filename, e.mark.line + 1, e.mark.column + 1};
+    return InvalidArgument("malformed task: " + e.msg, loc);
   }
 }
 
@@ -410,7 +469,8 @@ std::string TaskToYaml(const Task& t) {
 }
 
 Status ValidateTask(const Task& t) {
-  const SourceLoc loc{t.dir.empty() ? "task.yaml" : t.dir + "/task.yaml", 0, 0};
+  const SourceLoc file_loc{t.dir.empty() ? "task.yaml" : t.dir + "/task.yaml", 0, 0};
+  const SourceLoc& loc = file_loc;
   if (t.id.empty()) return InvalidArgument("task has an empty id", loc);
   MK_RETURN_IF_ERROR(CheckPrintableLabel("id", t.id, loc));
   MK_RETURN_IF_ERROR(CheckPrintableLabel("name", t.name, loc));
@@ -419,6 +479,7 @@ Status ValidateTask(const Task& t) {
   for (size_t i = 0; i < t.parameters.size(); ++i) {
     const TaskParameter& p = t.parameters[i];
     const std::string what = "parameter " + std::to_string(i) + " ('" + p.name + "')";
+    const SourceLoc& loc = p.loc.known() ? p.loc : file_loc;
     if (p.name.empty()) return InvalidArgument("parameter " + std::to_string(i) + " has no name", loc);
     if (!names.insert(p.name).second) {
       return InvalidArgument("duplicate parameter name '" + p.name + "'", loc);
@@ -463,10 +524,16 @@ Status ValidateTask(const Task& t) {
       }
     }
   }
-  auto bad_tol = [](double v) { return !std::isfinite(v) || v < 0; };
-  if (bad_tol(t.atol) || bad_tol(t.rtol)) return InvalidArgument("tolerances must be >= 0", loc);
+  auto check_tolerances = [](double atol, double rtol, const SourceLoc& where) -> Status {
+    if (!std::isfinite(atol) || !std::isfinite(rtol)) {
+      return InvalidArgument("tolerances must be finite numbers", where);
+    }
+    if (atol < 0 || rtol < 0) return InvalidArgument("tolerances must be >= 0", where);
+    return Status::Ok();
+  };
+  MK_RETURN_IF_ERROR(check_tolerances(t.atol, t.rtol, loc));
   for (const TaskOutput& o : t.outputs) {
-    if (bad_tol(o.atol) || bad_tol(o.rtol)) return InvalidArgument("tolerances must be >= 0", loc);
+    MK_RETURN_IF_ERROR(check_tolerances(o.atol, o.rtol, o.loc.known() ? o.loc : file_loc));
   }
   if (t.flops < 0 || t.bytes < 0) return InvalidArgument("flops and bytes must be >= 0", loc);
   return Status::Ok();
@@ -477,11 +544,38 @@ Result<Task> LoadTask(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return NotFound("task directory " + dir + " does not exist");
   auto text = ReadFile(path);
-  if (!text.ok()) return NotFound("no task.yaml in " + dir);
+  if (!text.ok() && text.status().code() == ErrorCode::kNotFound) {
+    return NotFound("no task.yaml in " + dir);
+  }
+  MK_RETURN_IF_ERROR(text.status());  // a FIFO or device named task.yaml, an unreadable file
   MK_ASSIGN_OR_RETURN(Task task, ParseTaskYaml(*text, path));
   task.dir = dir;
   MK_RETURN_IF_ERROR(ValidateTask(task));
+  for (const TaskParameter& p : task.parameters) {
+    if (p.init.kind == InitSpec::Kind::kData) MK_RETURN_IF_ERROR(ResolveDataFile(task, p).status());
+  }
   return task;
+}
+
+Result<std::string> ResolveDataFile(const Task& t, const TaskParameter& param) {
+  const SourceLoc loc = param.loc.known() ? param.loc : SourceLoc{t.dir + "/task.yaml", 0, 0};
+  const std::string path = t.dir.empty() ? param.init.data_file : t.dir + "/" + param.init.data_file;
+  // ValidateTask refused absolute paths and '..'; a symlink (data/x.npy -> /etc/passwd, or a
+  // linked data/ folder) is only seen once it is resolved. A file that does not exist resolves
+  // to where it would be, and its reader says it is missing.
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(t.dir.empty() ? fs::path(".") : fs::path(t.dir), ec);
+  if (ec) return IoError("cannot resolve the task directory " + t.dir + ": " + ec.message());
+  const fs::path resolved = fs::weakly_canonical(path, ec);
+  if (ec) return IoError("cannot resolve " + path + ": " + ec.message());
+  const fs::path rel = resolved.lexically_relative(root);
+  if (rel.empty() || *rel.begin() == ".." || rel.is_absolute()) {
+    return InvalidArgument("parameter '" + param.name + "': data file " + param.init.data_file +
+                               " resolves to " + resolved.string() +
+                               ", outside the task directory (a symlink?)",
+                           loc);
+  }
+  return path;
 }
 
 Status CheckTaskAgainstModule(const Task& t, const hlo::Module& module) {

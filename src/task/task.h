@@ -32,12 +32,14 @@ struct TaskParameter {
   std::string name;
   hlo::Shape shape;  // array shape: dtype + dims
   InitSpec init;
+  SourceLoc loc = {};  // where task.yaml defines it, for ValidateTask's errors (unknown: line 0)
 };
 
 struct TaskOutput {
   hlo::Shape shape;
   double atol = 1e-2;
   double rtol = 1e-2;
+  SourceLoc loc = {};  // where task.yaml defines it (unknown: line 0)
 };
 
 // XLA:CPU timings recorded by `maxkernel baseline --xla` (seconds).
@@ -83,8 +85,13 @@ struct LoadedTask {
 Result<LoadedTask> LoadTaskWithModule(const std::string& dir);
 
 // Internal consistency: names unique, shapes arrays of supported dtypes, init kinds fit the
-// dtypes, tolerances non-negative, data files inside the task dir.
+// dtypes, tolerances finite and non-negative, data files relative paths without '..'. Errors
+// point at the parameter's or output's line in task.yaml where it was parsed from one.
 Status ValidateTask(const Task& task);
+// The path of a `kind: data` parameter's file, checked to stay inside task.dir once symlinks
+// are resolved (a link in data/ to /etc/passwd is refused, exit 2). LoadTask checks every data
+// parameter; the input generator reads the file through this.
+Result<std::string> ResolveDataFile(const Task& task, const TaskParameter& param);
 // The module's entry parameters and root must match the task's parameters and outputs.
 Status CheckTaskAgainstModule(const Task& task, const hlo::Module& module);
 
