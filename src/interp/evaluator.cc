@@ -1,5 +1,8 @@
 // Walks a computation in definition order, keeps each value until its last use, and evaluates
 // control flow (call, while, conditional, tuple) itself; every other op goes to its group file.
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstring>
 #include <unordered_map>
 
@@ -67,6 +70,34 @@ Status CheckEvaluable(const Instruction& inst, const hlo::Shape& shape) {
                   inst.loc);
   }
   return Status::Ok();
+}
+
+// Bytes of every array in `shape` (tuples summed), in long double: a legal shape can be larger
+// than any int64 sum of its leaves.
+long double ShapeBytes(const hlo::Shape& shape) {
+  if (shape.is_tuple()) {
+    long double sum = 0;
+    for (const auto& s : shape.tuple_shapes()) sum += ShapeBytes(s);
+    return sum;
+  }
+  return shape.is_array() ? static_cast<long double>(shape.byte_size()) : 0;
+}
+
+// A result larger than this machine's memory is bad input (a broadcast to f32[1e12] inside a
+// module whose inputs are small), refused before the allocation fails as an internal error.
+Status CheckResultFitsInMemory(const Instruction& inst) {
+  static const long double kMemory = [] {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGESIZE);
+    return pages > 0 && page_size > 0 ? static_cast<long double>(pages) * page_size : 0.0L;
+  }();
+  const long double need = ShapeBytes(inst.shape);
+  if (kMemory <= 0 || need <= kMemory) return Status::Ok();
+  char text[96];
+  std::snprintf(text, sizeof text, "%.3Lg bytes, more than this machine's %.3Lg", need, kMemory);
+  return InvalidArgument(std::string(hlo::OpcodeName(inst.opcode)) + " %" + inst.name +
+                             ": its result " + inst.shape.ToString(false) + " needs " + text +
+                             " bytes of memory",
+                         inst.loc);
 }
 
 Result<bool> ScalarPredicate(const Literal& lit) {
@@ -234,6 +265,7 @@ Result<Literal> EvaluateComputation(const Computation& computation,
       values[&inst] = args[n];
     } else {
       MK_RETURN_IF_ERROR(CheckEvaluable(inst, inst.shape));
+      MK_RETURN_IF_ERROR(CheckResultFitsInMemory(inst));
       Operands ops;
       for (const Instruction* op : inst.operands) {
         auto it = values.find(op);

@@ -233,6 +233,30 @@ TEST(EvaluatorTest, ArgumentShapeMismatchIsAnError) {
   EXPECT_FALSE(r.ok());
 }
 
+// Small inputs, an impossible intermediate (4 TB): bad input naming the instruction, before any
+// allocation fails (issue 30 hole 7: impossible shapes exited 1).
+TEST(EvaluatorTest, AResultLargerThanTheMachineIsBadInput) {
+  const char* hlo = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[] parameter(0)
+  huge = f32[1000000,1000000] broadcast(x), dimensions={}
+  zero = f32[] constant(0)
+  ROOT s = f32[] reduce(huge, zero), dimensions={0,1}, to_apply=add
+})";
+  auto r = TryRun(hlo, {F32(1)});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("broadcast %huge: its result f32[1000000,1000000] needs 4e+12 "
+                                      "bytes, more than this machine's"),
+            std::string::npos) << r.status().ToString();
+}
+
 TEST(EvaluatorTest, CustomCallNamesItsTarget) {
   auto r = TryRun(R"(
 HloModule m
