@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/text_escape.h"
+
 namespace mk::cli {
 namespace {
 
@@ -69,7 +71,7 @@ const char* CodeName(ErrorCode code) {
 void SetJsonErrors(bool on) { g_json_errors = on; }
 
 int ReportFailure(const std::string& message) {
-  std::cerr << "error: " << message << std::endl;
+  std::cerr << "error: " << TerminalText(message) << std::endl;
   if (g_json_errors) {
     nlohmann::json e = {{"code", "failed"}, {"message", message}, {"exit_code", kExitFailed}};
     std::cout << nlohmann::json{{"error", e}}.dump(-1, ' ', false,
@@ -91,13 +93,16 @@ std::string ErrorJson(const Status& status, const char* code_name) {
 }
 
 int ReportError(const Status& status) {
-  std::cerr << status.ToString() << std::endl;
+  // Messages quote the user's bytes (a task id, a YAML parser's "unknown escape character: "
+  // followed by the byte it met): no control character or ANSI sequence reaches the terminal.
+  std::cerr << TerminalText(status.ToString()) << std::endl;
   if (g_json_errors) std::cout << ErrorJson(status) << std::endl;
   return ExitCodeFor(status);
 }
 
 int ReportUsageError(const std::string& message) {
-  std::cerr << "error: " << message << "\nRun with --help for more information." << std::endl;
+  std::cerr << "error: " << TerminalText(message) << "\nRun with --help for more information."
+            << std::endl;
   if (g_json_errors) std::cout << ErrorJson(InvalidArgument(message), "usage") << std::endl;
   return kExitBadInput;
 }

@@ -158,6 +158,21 @@ tolerance: {atol: 0.001, rtol: 0.001}
   }
 }
 
+// yaml-cpp's message for an escape cut by the end of the file quotes its end-of-stream byte
+// (0x04): the terminal gets it as a visible escape, as it gets every other control character.
+TEST_F(InputFilesCliTest, NoControlCharacterOfAnErrorReachesTheTerminal) {
+  fs::create_directories(Path("task"));
+  Write(Path("task/module.hlo"), kAddHlo);
+  Write(Path("task/task.yaml"), "\"\\");
+  testing::Ran r = Mk({"compile", Path("task"), "-o", Path("lib")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("malformed YAML"), std::string::npos) << r.err;
+  for (char c : r.err) {
+    const auto b = static_cast<unsigned char>(c);
+    EXPECT_TRUE(b >= 0x20 || c == '\n' || c == '\t') << "byte " << int(b) << " in: " << r.err;
+  }
+}
+
 // SQLite takes an empty file for a new database: `--db` with a 0-byte file migrated it.
 TEST_F(InputFilesCliTest, AnEmptyDbFileIsRefusedAndLeftEmpty) {
   const std::string db = Path("empty.db");

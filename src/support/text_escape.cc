@@ -116,6 +116,20 @@ std::string OneLineText(std::string_view s, size_t max_bytes) {
   return out;
 }
 
+std::string TerminalText(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    Char c = Decode(s, i);
+    if (c.cp != '\n' && c.cp != '\t' && IsUnsafe(c)) {
+      out += VisibleEscape(c);
+    } else {
+      out.append(s.substr(i, c.len));
+    }
+    i += c.len;
+  }
+  return out;
+}
+
 std::string CStringLiteral(std::string_view s) {
   std::string out = "\"";
   for (char ch : s) {

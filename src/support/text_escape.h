@@ -29,6 +29,12 @@ inline constexpr size_t kMaxLabelBytes = 200;
 // Unicode is kept. Longer than `max_bytes`: cut at a character boundary and "..." appended.
 std::string OneLineText(std::string_view s, size_t max_bytes = kMaxLabelBytes);
 
+// Text for a terminal: line breaks and tabs are kept, every other unsafe character (controls,
+// ESC of an ANSI sequence, bidi and zero-width format characters, bytes that are not UTF-8)
+// becomes a visible escape as in OneLineText. Nothing is cut. For messages that quote the user's
+// bytes (a custom_call_target, a YAML parser's view of a file) on their way to stderr.
+std::string TerminalText(std::string_view s);
+
 // A complete C/C++ string literal, quotes included, in plain ASCII: `"` `\` `?` escaped, every
 // other byte outside printable ASCII as a three-digit octal escape (hex escapes are greedy).
 // Decodes back to exactly `s`.

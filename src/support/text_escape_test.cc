@@ -28,6 +28,15 @@ TEST(OneLineText, ControlCharactersBecomeVisibleEscapes) {
   EXPECT_EQ(OneLineText("h\xc3\xa9llo \xe4\xb8\xad"), "h\xc3\xa9llo \xe4\xb8\xad");  // kept
 }
 
+TEST(TerminalText, KeepsLinesAndTabsAndEscapesEverythingElse) {
+  EXPECT_EQ(TerminalText("line 1\n\tline 2"), "line 1\n\tline 2");
+  EXPECT_EQ(TerminalText("\x1b[2Jall tests passed\r"), "\\x1B[2Jall tests passed\\r");
+  EXPECT_EQ(TerminalText("unknown escape character: \x04"), "unknown escape character: \\x04");
+  EXPECT_EQ(TerminalText("rlo\xe2\x80\xae bad\xff"), "rlo\\u202E bad\\xFF");
+  EXPECT_EQ(TerminalText("back\\slash */ ??"), "back\\slash */ ??");  // not a comment: kept
+  EXPECT_EQ(TerminalText(std::string(300, 'a')).size(), 300u);         // never cut
+}
+
 TEST(OneLineText, CommentTerminatorsSplicesAndTrigraphsAreBroken) {
   EXPECT_EQ(OneLineText("a*/b"), "a*\\x2Fb");
   EXPECT_EQ(OneLineText("a/*b"), "a/\\x2Ab");
