@@ -10,9 +10,11 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "hlo/printer.h"
 #include "runtime/compiler.h"
+#include "support/regular_file.h"
 #include "support/sha256.h"
 
 namespace mk::agents {
@@ -21,26 +23,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A cache file's bytes; nothing for a missing or unreadable one, a symlink or a non-file.
 std::optional<std::string> ReadRegular(const fs::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) return std::nullopt;
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return std::nullopt;
-  }
-  std::string data;
-  char buffer[1 << 16];
-  while (true) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ::close(fd);
-      if (n < 0) return std::nullopt;
-      return data;
-    }
-    data.append(buffer, static_cast<size_t>(n));
-  }
+  Result<std::string> data = ReadRegularFile(path.string(), std::numeric_limits<uint64_t>::max(),
+                                             "a cache file", Symlinks::kRefuse);
+  if (!data.ok()) return std::nullopt;
+  return std::move(*data);
 }
 
 Status WritePrivateAtomic(const fs::path& path, const std::string& data) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <functional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -135,8 +136,10 @@ class Partition {
     return true;
   }
 
-  // Notes that `i` was kept out of group `g`, and why.
+  // Notes that `i` was kept out of group `g`, and why (once: the growing passes ask again on
+  // every round).
   void Decline(const Instruction* i, int g, const std::string& reason) {
+    if (!declined_.emplace(i, g, reason).second) return;
     notes_.push_back({i->name, Members(g).front()->name, false, reason});
   }
 
@@ -185,6 +188,7 @@ class Partition {
   std::unordered_map<const Instruction*, int> group_;
   int next_group_ = 0;
   std::vector<FusionNote> notes_;
+  std::set<std::tuple<const Instruction*, int, std::string>> declined_;
 };
 
 // "8 MiB", "512 KiB", "96 B": the sizes the notes compare.

@@ -11,8 +11,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <sstream>
 
+#include "support/regular_file.h"
 #include "support/sha256.h"
 #include "support/subprocess.h"
 #include "target/target.h"
@@ -38,30 +40,11 @@ std::string HomeFromPasswordDatabase() {
   return found->pw_dir;
 }
 
-// Reads a whole regular file; refuses symlinks and other file types (a FIFO would block).
-Result<std::string> ReadRegularFile(const fs::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) return IoError("cannot open " + path.string() + ": " + std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return IoError(path.string() + " is not a regular file");
-  }
-  std::string data;
-  char buffer[1 << 16];
-  while (true) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int error = errno;
-      ::close(fd);
-      return IoError("cannot read " + path.string() + ": " + std::strerror(error));
-    }
-    if (n == 0) break;
-    data.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return data;
+// A whole file of the cache; symlinks and other file types are refused (one planted in the
+// cache is never read, a FIFO never blocks).
+Result<std::string> ReadCacheFile(const fs::path& path) {
+  return ReadRegularFile(path.string(), std::numeric_limits<uint64_t>::max(), "a cache file",
+                         Symlinks::kRefuse);
 }
 
 // Writes `data` to `path` atomically (a 0600 temp file + rename), so a concurrent reader or a
@@ -109,18 +92,14 @@ fs::path RecordPath(const fs::path& so) {
 // The cached library's sha256 if its bytes match the record written when it was built; empty
 // when the library is missing, unreadable, has no record, or does not match it.
 std::string VerifiedLibrarySha(const fs::path& so) {
-  Result<std::string> record = ReadRegularFile(RecordPath(so));
+  Result<std::string> record = ReadCacheFile(RecordPath(so));
   if (!record.ok()) return "";
   std::string expected = record->substr(0, record->find_first_of(" \n"));
-  Result<std::string> bytes = ReadRegularFile(so);
+  Result<std::string> bytes = ReadCacheFile(so);
   if (!bytes.ok()) return "";
   std::string actual = Sha256Hex(*bytes);
   return actual == expected ? actual : "";
 }
-
-}  // namespace
-
-namespace {
 
 // $HOME, else the password database's home; "" for a user without one. "/" is the home of
 // system users (nobody); it is not theirs to write.
@@ -304,10 +283,10 @@ Result<CompiledLibrary> CompilerDriver::Compile(const std::string& source,
                            " (full log: " + log.string() + ")");
   }
   ::chmod(tmp_so.c_str(), 0600);
-  Result<std::string> bytes = ReadRegularFile(tmp_so);
+  Result<std::string> bytes = ReadCacheFile(tmp_so);
   if (!bytes.ok()) {
     fs::remove(tmp_so, ec);
-    return EnvironmentError("compile cache: " + bytes.status().message());
+    return EnvironmentError("compile cache: " + tmp_so.string() + ": " + bytes.status().message());
   }
   lib.so_sha256 = Sha256Hex(*bytes);
   // The record first: a library without a matching record is never used, so a crash between the

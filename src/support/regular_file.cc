@@ -22,10 +22,11 @@ const char* KindOf(mode_t mode) {
 
 }  // namespace
 
-Result<int> OpenRegularFile(const std::string& path) {
+Result<int> OpenRegularFile(const std::string& path, Symlinks symlinks) {
   // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever. It only matters for
   // the open itself here; a regular file's reads never block on it.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  const int nofollow = symlinks == Symlinks::kRefuse ? O_NOFOLLOW : 0;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | nofollow);
   if (fd < 0) {
     const int err = errno;
     const std::string msg = "cannot open: " + std::string(std::strerror(err));
@@ -51,8 +52,8 @@ Result<int> OpenRegularFile(const std::string& path) {
 }
 
 Result<std::string> ReadRegularFile(const std::string& path, uint64_t max_bytes,
-                                    const std::string& what) {
-  MK_ASSIGN_OR_RETURN(int fd, OpenRegularFile(path));
+                                    const std::string& what, Symlinks symlinks) {
+  MK_ASSIGN_OR_RETURN(int fd, OpenRegularFile(path, symlinks));
   struct stat st {};
   if (::fstat(fd, &st) != 0) st.st_size = 0;
   const uint64_t size = static_cast<uint64_t>(st.st_size);
