@@ -31,6 +31,12 @@ struct Target {
   // (-march=native at the host's level, else an explicit -march).
   std::string isa_level;
   std::vector<std::string> compile_flags;
+  // tpu: on-chip vector memory per TensorCore, the MXU's side (128 or 256), and the libtpu
+  // topology that gives compile-only devices for this generation ("v5e:2x2"; empty when libtpu
+  // has none, e.g. 7x, which is then modelled from its published figures alone).
+  int64_t vmem_bytes = 0;
+  int mxu_dim = 0;
+  std::string tpu_topology;
 
   bool Has(const std::string& feature) const;
 };
