@@ -33,16 +33,16 @@ def run(argv, home, timeout=600, extra_env=None):
 def make_run(mk_bin, home, db):
     """A finished run of TASK_DIR in `db`: by `maxkernel optimize` when the binary has it, else
     by the C++ test fixture that builds a run the way optimize leaves one
-    (agents_test's FixtureForPython, src/agents/run_export_test.cc)."""
+    (export_test's FixtureForPython, src/export/run_export_test.cc)."""
     if run([mk_bin, "optimize", "--help"], home).returncode == 0:
         r = run([mk_bin, "optimize", TASK_DIR, "--max-iterations", "2", "--db", db,
                  "--xla-rounds", "0"], home)
         assert r.returncode == 0, f"optimize failed: {r.stderr.strip()[-2000:]}"
     else:
-        agents_test = os.path.join(os.path.dirname(mk_bin), "agents_test")
-        if not os.access(agents_test, os.X_OK):
-            pytest.skip("maxkernel has no optimize command and agents_test is not beside it")
-        r = run([agents_test, "--gtest_filter=FixtureForPython.*"], home,
+        export_test = os.path.join(os.path.dirname(mk_bin), "export_test")
+        if not os.access(export_test, os.X_OK):
+            pytest.skip("maxkernel has no optimize command and export_test is not beside it")
+        r = run([export_test, "--gtest_filter=FixtureForPython.*"], home,
                 extra_env={"MK_EXPORT_FIXTURE_HOME": str(home), "MK_EXPORT_FIXTURE_TASK": TASK_DIR})
         assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
         os.replace(os.path.join(home, "maxkernel.db"), db)

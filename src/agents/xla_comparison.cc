@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-#include "agents/bench.h"
-#include "agents/bench_jaxbench.h"
+#include "agents/interleaved_timing.h"
 
 namespace mk::agents {
 

@@ -15,10 +15,10 @@
 #include <sstream>
 #include <string>
 
-#include "agents/bench.h"
-#include "agents/bench_aa.h"
-#include "agents/bench_gemm.h"
-#include "agents/bench_jaxbench.h"
+#include "benchmarks/bench.h"
+#include "benchmarks/bench_aa.h"
+#include "benchmarks/bench_gemm.h"
+#include "benchmarks/bench_jaxbench.h"
 #include "agents/engine.h"
 #include "agents/profiler.h"
 #include "cli/cli_util.h"
@@ -117,10 +117,10 @@ std::string Markdown(const json& header, const std::string& table) {
 // --suite-shapes IDS: the plain GEMMs of those suite workloads at bench scale, each with the
 // dtypes its HLO has, `from` naming the workloads. A workload without one is an error.
 // `gemm` stands for the suite's GEMM-family workloads (operator gemm, mlp or loss).
-Result<std::vector<agents::GemmCase>> SuiteGemmCases(const std::string& ids,
+Result<std::vector<bench::GemmCase>> SuiteGemmCases(const std::string& ids,
                                                      const std::optional<std::string>& tasks,
                                                      const std::optional<std::string>& suite_dir) {
-  agents::JaxbenchOptions jo;
+  bench::JaxbenchOptions jo;
   jo.scale = "bench";
   jo.tasks_dir = tasks.value_or("");
   jo.suite_dir = suite_dir.value_or("");
@@ -131,19 +131,19 @@ Result<std::vector<agents::GemmCase>> SuiteGemmCases(const std::string& ids,
     jo.only = task::SuiteIdsWithOperator(index, {"gemm", "mlp", "loss"});
     if (jo.only.empty()) return NotFound("--suite-shapes gemm: the suite has no GEMM workloads");
   } else {
-    MK_ASSIGN_OR_RETURN(jo.only, agents::ParseOnlyList(ids));
+    MK_ASSIGN_OR_RETURN(jo.only, bench::ParseOnlyList(ids));
   }
   auto say = [](const std::string& line) { std::cerr << line << std::endl; };
-  MK_ASSIGN_OR_RETURN(std::vector<std::string> dirs, agents::JaxbenchTaskDirs(jo, say));
-  std::vector<agents::GemmCase> cases;
+  MK_ASSIGN_OR_RETURN(std::vector<std::string> dirs, bench::JaxbenchTaskDirs(jo, say));
+  std::vector<bench::GemmCase> cases;
   for (size_t i = 0; i < dirs.size(); ++i) {
     MK_ASSIGN_OR_RETURN(task::LoadedTask loaded, task::LoadTaskWithModule(dirs[i]));
-    std::vector<agents::GemmCase> found = agents::GemmCasesOfModule(*loaded.module);
+    std::vector<bench::GemmCase> found = bench::GemmCasesOfModule(*loaded.module);
     if (found.empty()) {
       return InvalidArgument("--suite-shapes: " + jo.only[i] +
                              " has no f32 or bf16 dot without batch dimensions");
     }
-    for (agents::GemmCase& c : found) {
+    for (bench::GemmCase& c : found) {
       c.from = {jo.only[i]};
       cases.push_back(c);
     }
@@ -155,40 +155,40 @@ Result<std::vector<agents::GemmCase>> SuiteGemmCases(const std::string& ids,
 // data dir's), its rates times `share` (the bench's threads over the probed cores); nullopt
 // when there is none. The bench never probes: measuring the machine mid-run would disturb the
 // timings, and `doctor --probe` stores a probe once for every later command.
-Result<std::optional<agents::BenchPeaks>> StoredPeaks(const BenchOptions& o, double share) {
+Result<std::optional<bench::BenchPeaks>> StoredPeaks(const BenchOptions& o, double share) {
   MK_ASSIGN_OR_RETURN(store::DataDir dir, store::ResolveDataDir(o.db.value_or("")));
-  if (!fs::exists(dir.db_path)) return std::optional<agents::BenchPeaks>();
+  if (!fs::exists(dir.db_path)) return std::optional<bench::BenchPeaks>();
   MK_ASSIGN_OR_RETURN(auto db, store::SqliteStore::Open(dir.db_path.string()));
   MK_ASSIGN_OR_RETURN(std::optional<agents::ProbedMachine> machine,
                       agents::LoadStoredMachine(*db, /*quick_ok=*/false));
-  if (!machine) return std::optional<agents::BenchPeaks>();
-  agents::BenchPeaks peaks;
+  if (!machine) return std::optional<bench::BenchPeaks>();
+  bench::BenchPeaks peaks;
   peaks.probe_id = machine->record.id;
   peaks.threads_share = share;
   peaks.f32_flops = machine->record.peak_flops_f32 * share;
   peaks.bf16_flops =
       machine->record.peak_flops_bf16.value_or(machine->record.peak_flops_f32) * share;
-  return std::optional<agents::BenchPeaks>(peaks);
+  return std::optional<bench::BenchPeaks>(peaks);
 }
 
 // `bench --aa TASK`: the timing protocol against itself (agents/bench_aa.h).
 Result<int> RunAa(const BenchOptions& o) {
   if (!o.suite.empty()) return InvalidArgument("--aa and --suite contradict each other");
-  agents::AaOptions ao;
+  bench::AaOptions ao;
   ao.task_dir = *o.aa;
   ao.trials = o.trials;
   ao.rounds = o.rounds.value_or(8);
   ao.protocol.min_seconds = o.min_time;
   MK_RETURN_IF_ERROR(task::LoadTaskWithModule(ao.task_dir).status());
   agents::CpuEngine engine;
-  MK_ASSIGN_OR_RETURN(agents::AaResult r,
-                      agents::RunAaBench(ao, engine, [&o](const std::string& line) {
+  MK_ASSIGN_OR_RETURN(bench::AaResult r,
+                      bench::RunAaBench(ao, engine, [&o](const std::string& line) {
                         if (!o.json) std::cerr << line << std::endl;
                       }));
   if (o.json) {
-    std::cout << agents::ToJson(r).dump(2) << "\n";
+    std::cout << bench::ToJson(r).dump(2) << "\n";
   } else {
-    std::cout << agents::FormatAaTable(r);
+    std::cout << bench::FormatAaTable(r);
   }
   return kExitOk;
 }
@@ -246,27 +246,27 @@ Result<int> RunBench(const BenchOptions& o) {
   // Everything below starts the slow machinery; every argument was checked above or is checked
   // by the suite before it measures anything.
   std::string command = "maxkernel bench --suite " + suite;
-  std::vector<agents::BenchRow> rows;
+  std::vector<bench::BenchRow> rows;
   std::function<void(const std::string&)> progress = [](const std::string& line) {
     std::cerr << line << std::endl;
   };
-  agents::GemmBenchOptions go;
-  agents::JaxbenchOptions jo;
+  bench::GemmBenchOptions go;
+  bench::JaxbenchOptions jo;
   std::optional<json> libraries;
   if (gemm) {
     if (o.sizes) {
-      MK_ASSIGN_OR_RETURN(go.sizes, agents::ParseGemmSizes(*o.sizes));
+      MK_ASSIGN_OR_RETURN(go.sizes, bench::ParseGemmSizes(*o.sizes));
     } else if (o.shapes || o.suite_shapes) {
       go.sizes.clear();  // only the shapes asked for
     }
     if (o.shapes) {
-      MK_ASSIGN_OR_RETURN(go.shapes, agents::ParseGemmShapes(*o.shapes));
+      MK_ASSIGN_OR_RETURN(go.shapes, bench::ParseGemmShapes(*o.shapes));
     }
     if (o.suite_shapes) {
       MK_ASSIGN_OR_RETURN(go.suite_cases, SuiteGemmCases(*o.suite_shapes, o.tasks, o.suite_dir));
     }
     if (o.dtypes) {
-      MK_ASSIGN_OR_RETURN(go.dtypes, agents::ParseGemmDtypes(*o.dtypes));
+      MK_ASSIGN_OR_RETURN(go.dtypes, bench::ParseGemmDtypes(*o.dtypes));
     }
     if (o.bf16_result) {
       if (*o.bf16_result != "f32" && *o.bf16_result != "bf16") {
@@ -295,7 +295,7 @@ Result<int> RunBench(const BenchOptions& o) {
     if (go.baselines_binary.empty()) {
       std::cerr << "warning: maxkernel-baselines not found (build it with libdnnl-dev and "
                    "libopenblas-dev installed, or pass --baselines): no library baselines\n";
-    } else if (auto info = agents::BaselinesInfo(go.baselines_binary); info.ok()) {
+    } else if (auto info = bench::BaselinesInfo(go.baselines_binary); info.ok()) {
       libraries = *info;
     }
     std::string sizes, dtypes, libs;
@@ -310,10 +310,10 @@ Result<int> RunBench(const BenchOptions& o) {
   } else {
     jo.scale = o.scale.value_or("bench");
     if (o.only) {
-      MK_ASSIGN_OR_RETURN(jo.only, agents::ParseOnlyList(*o.only));
+      MK_ASSIGN_OR_RETURN(jo.only, bench::ParseOnlyList(*o.only));
     }
     if (o.compare) {
-      MK_RETURN_IF_ERROR(agents::ParseCompareList(*o.compare, jo.xla, jo.interp));
+      MK_RETURN_IF_ERROR(bench::ParseCompareList(*o.compare, jo.xla, jo.interp));
     }
     jo.tasks_dir = o.tasks.value_or("");
     jo.suite_dir = o.suite_dir.value_or("");
@@ -331,7 +331,7 @@ Result<int> RunBench(const BenchOptions& o) {
       if (!fs::exists(dir.db_path)) return NotFound("no database at " + dir.db_path.string());
       MK_ASSIGN_OR_RETURN(auto db, store::SqliteStore::Open(dir.db_path.string()));
       std::string run_task;
-      MK_ASSIGN_OR_RETURN(json best, agents::BestScheduleOfRun(*db, *o.from_run, &run_task));
+      MK_ASSIGN_OR_RETURN(json best, bench::BestScheduleOfRun(*db, *o.from_run, &run_task));
       jo.schedule = best;
       jo.schedule_source = "best candidate of run " + std::to_string(*o.from_run) +
                            (run_task.empty() ? "" : " (" + run_task + ")");
@@ -365,7 +365,7 @@ Result<int> RunBench(const BenchOptions& o) {
   planned_for.cores = o.threads;
   engine.set_target(planned_for);
   Result<std::string> compiler = engine.compiler().CompilerIdentity();
-  json header = agents::BenchHeader(suite, command, compiler.ok() ? *compiler : "", o.threads);
+  json header = bench::BenchHeader(suite, command, compiler.ok() ? *compiler : "", o.threads);
   header["maxkernel_version"] = MK_VERSION;
   header["compile_flags"] = engine.compiler().options().flags;
   header["protocol"] = {{"rounds", protocol.rounds},
@@ -379,15 +379,15 @@ Result<int> RunBench(const BenchOptions& o) {
         jo.interp ? json{{"cap_s", jo.interp_cap_s}, {"runs", jo.interp_runs}} : json(nullptr);
   }
   // Read before measuring: a store that cannot be read fails now, not after the run.
-  MK_ASSIGN_OR_RETURN(std::optional<agents::BenchPeaks> stored, StoredPeaks(o, share));
+  MK_ASSIGN_OR_RETURN(std::optional<bench::BenchPeaks> stored, StoredPeaks(o, share));
   if (gemm) {
-    MK_ASSIGN_OR_RETURN(rows, agents::RunGemmBench(go, engine, progress));
+    MK_ASSIGN_OR_RETURN(rows, bench::RunGemmBench(go, engine, progress));
   } else {
-    MK_ASSIGN_OR_RETURN(rows, agents::RunJaxbenchBench(jo, engine, progress));
+    MK_ASSIGN_OR_RETURN(rows, bench::RunJaxbenchBench(jo, engine, progress));
   }
   if (stored) {
-    const agents::BenchPeaks& peaks = *stored;
-    agents::SetFloors(peaks, rows);
+    const bench::BenchPeaks& peaks = *stored;
+    bench::SetFloors(peaks, rows);
     header["peaks"] = {{"probe_id", peaks.probe_id},
                        {"f32_gflops", peaks.f32_flops / 1e9},
                        {"bf16_gflops", peaks.bf16_flops / 1e9},
@@ -396,13 +396,13 @@ Result<int> RunBench(const BenchOptions& o) {
     header["peaks_note"] =
         "no floors: no full machine probe is stored (`maxkernel doctor --probe` stores one)";
   }
-  header["finished"] = agents::UtcNow();
-  header["loadavg_finished"] = agents::LoadAverage();
+  header["finished"] = bench::UtcNow();
+  header["loadavg_finished"] = bench::LoadAverage();
 
   json rows_json = json::array();
-  for (const auto& r : rows) rows_json.push_back(agents::ToJson(r));
+  for (const auto& r : rows) rows_json.push_back(bench::ToJson(r));
   json doc = {{"header", header}, {"rows", rows_json}};
-  const std::string table = agents::FormatBenchTable(header, rows);
+  const std::string table = bench::FormatBenchTable(header, rows);
 
   std::vector<OutputFile> files;
   if (!o.write_json.empty()) files.push_back({o.write_json, doc.dump(2) + "\n"});

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "agents/engine.h"
-#include "agents/library_export.h"
+#include "export/library_export.h"
 #include "agents/tester.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
@@ -54,7 +54,7 @@ Result<CompileInput> LoadCompileInput(const std::string& path) {
   }
   MK_RETURN_IF_ERROR(hlo::VerifyModule(*in.module));
   if (in.name.empty()) in.name = fs::path(path).stem().string();
-  in.name = agents::LibraryName(in.name);
+  in.name = exports::LibraryName(in.name);
   return in;
 }
 
@@ -76,7 +76,7 @@ Result<int> RunCompile(const CompileOptions& o) {
   // several compiled libraries link into one program; module.cc stays the kernel as maxkernel
   // builds it (mk_kernel), which `check --source` takes.
   Result<runtime::CompiledLibrary> lib =
-      agents::BuildExportedLibrary(engine.compiler(), input.name, lowered.impl);
+      exports::BuildExportedLibrary(engine.compiler(), input.name, lowered.impl);
   if (!lib.ok()) {
     // Generated code the compiler rejects is our bug, not the user's input (exit 1).
     return Status(ErrorCode::kInternal, lib.status().message(), lib.status().loc());
@@ -101,8 +101,8 @@ Result<int> RunCompile(const CompileOptions& o) {
   std::vector<Named> files = {
       {"source", "module.cc", lowered.impl.sources.at(0).text},
       {"library", "libmaxkernel_" + name + ".so", so_bytes},
-      {"header", name + ".h", agents::CHeaderFor(name, *lowered.module, lowered.impl)},
-      {"example", "example.c", agents::CExampleFor(name, lowered.impl)},
+      {"header", name + ".h", exports::CHeaderFor(name, *lowered.module, lowered.impl)},
+      {"example", "example.c", exports::CExampleFor(name, lowered.impl)},
       {"plan", "plan.txt", plan_text},
   };
   std::vector<OutputFile> out;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "agents/run_export.h"
-#include "agents/run_export_store.h"
+#include "export/run_export.h"
+#include "export/run_export_store.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 
@@ -27,18 +27,18 @@ struct ExportOptions {
 };
 
 Result<int> RunExport(const ExportOptions& o) {
-  MK_ASSIGN_OR_RETURN(int64_t run_id, agents::ParseRunId(o.run));
-  agents::ExportOptions options;
-  MK_ASSIGN_OR_RETURN(options.format, agents::ParseExportFormat(o.format));
+  MK_ASSIGN_OR_RETURN(int64_t run_id, exports::ParseRunId(o.run));
+  exports::ExportOptions options;
+  MK_ASSIGN_OR_RETURN(options.format, exports::ParseExportFormat(o.format));
   options.name = o.name;
-  MK_ASSIGN_OR_RETURN(agents::OpenedStore s, agents::OpenExistingStore(o.db));
+  MK_ASSIGN_OR_RETURN(exports::OpenedStore s, exports::OpenExistingStore(o.db));
   // Looked up first so that an unknown id names the database it was looked for in.
   Result<store::RunRecord> run = s.db->GetRun(run_id);
   if (!run.ok() && run.status().code() == ErrorCode::kNotFound) {
     return NotFound("run " + std::to_string(run_id) + " not found in " + s.dir.db_path.string());
   }
   MK_RETURN_IF_ERROR(run.status());
-  MK_ASSIGN_OR_RETURN(agents::RunExport e, agents::ExportRun(*s.db, *s.artifacts, run_id, options));
+  MK_ASSIGN_OR_RETURN(exports::RunExport e, exports::ExportRun(*s.db, *s.artifacts, run_id, options));
   if (!e.refused.empty()) {
     // The run exists but produced nothing to ship: like any run without an acceptable result.
     return ReportFailure(e.refused);
@@ -51,7 +51,7 @@ Result<int> RunExport(const ExportOptions& o) {
     return Status(ErrorCode::kIo, "cannot create output directory", SourceLoc{o.out, 0, 0});
   }
   std::vector<OutputFile> files;
-  for (const agents::ExportedFile& f : e.files) {
+  for (const exports::ExportedFile& f : e.files) {
     files.push_back({(fs::path(o.out) / f.name).string(), f.contents});
   }
   Status written = WriteFilesAtomically(files);
@@ -63,7 +63,7 @@ Result<int> RunExport(const ExportOptions& o) {
   if (o.json) {
     nlohmann::json j = {{"run", e.run_id},
                         {"candidate", e.candidate_id},
-                        {"format", std::string(agents::ExportFormatName(options.format))},
+                        {"format", std::string(exports::ExportFormatName(options.format))},
                         {"name", e.name},
                         {"target", e.target},
                         {"dir", o.out},
@@ -71,14 +71,14 @@ Result<int> RunExport(const ExportOptions& o) {
                         {"library_sha256", e.library_sha256},
                         {"measured_library_sha256", e.measured_library_sha256},
                         {"module_sha256", e.module_sha256}};
-    for (const agents::ExportedFile& f : e.files) {
+    for (const exports::ExportedFile& f : e.files) {
       j["files"][f.role] = (fs::path(o.out) / f.name).string();
     }
     std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     for (const OutputFile& f : files) std::cout << "wrote " << f.path << "\n";
     std::cout << "exported run " << e.run_id << " (candidate " << e.candidate_id << ", "
-              << agents::ExportFormatName(options.format) << ") as " << e.name << "\n";
+              << exports::ExportFormatName(options.format) << ") as " << e.name << "\n";
   }
   return kExitOk;
 }

@@ -279,6 +279,41 @@ pid_t Spawn(const std::vector<std::string>& args) {
   return pid;
 }
 
+TEST_F(OptimizeCliTest, SearchWalksTheDecisionGraphAndSaysWhatItPrunedAndChecked) {
+  fs::path graph = dir_ / "graph.dot";
+  auto r = RunMaxkernel({"search", task_.string(), "--algorithm", "astar", "--budget", "3",
+                         "--db", db_, "--json", "--graph", graph.string(), "--xla-rounds", "0",
+                         "--min-time", "0.02", "--no-probe", "--profile-kernels", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j["mode"], "search");
+  EXPECT_EQ(j["iterations"], 3);
+  ASSERT_TRUE(j["best"].is_object());
+  const json& s = j["search"];
+  EXPECT_EQ(s["algorithm"], "astar");
+  EXPECT_GT(s["space_size"].get<double>(), 3);
+  EXPECT_GE(s["proposed"].get<int>(), 3);
+  EXPECT_TRUE(s.contains("pruned_points") && s.contains("frontier") && s.contains("predicted"));
+  // Every correct measurement was checked against its bound.
+  EXPECT_GE(s["admissibility"]["checked"].get<int>(), 1);
+  EXPECT_TRUE(s["admissibility"]["ok"].get<bool>()) << s["admissibility"].dump();
+  EXPECT_NE(ReadFile(graph).find("digraph search"), std::string::npos);
+  EXPECT_NE(r.err.find("pruned"), std::string::npos) << r.err;  // the progress line
+  auto runs = RunMaxkernel({"runs", "list", "--json", "--db", db_});
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  EXPECT_NE(runs.out.find("\"search\""), std::string::npos) << runs.out;
+
+  auto bad = RunMaxkernel({"search", task_.string(), "--algorithm", "annealing", "--db", db_,
+                           "--no-probe"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("annealing"), std::string::npos) << bad.err;
+  auto eps = RunMaxkernel({"optimize", "--mode", "search", "--epsilon", "0.5", task_.string(),
+                           "--db", db_, "--no-probe"});
+  EXPECT_EQ(eps.exit_code, 2);
+  EXPECT_NE(eps.err.find("epsilon"), std::string::npos) << eps.err;
+}
+
 TEST_F(OptimizeCliTest, ARunKilledWithSigkillResumesWithoutLosingOrRepeatingMeasurements) {
   // A slow profile (0.4 s of timed calls per candidate) leaves time to kill the run between
   // its first stored measurement and its last candidate.

@@ -16,10 +16,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agents/auto_driver.h"
+#include "modes/auto/auto_driver.h"
+#include "modes/search/search_options.h"
 #include "agents/pipeline_metrics.h"
 #include "agents/profiler.h"
-#include "agents/report_html.h"
+#include "report/report_html.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "store/artifact_store.h"
@@ -57,6 +58,15 @@ struct OptimizeOptions {
   int profile_kernels = 6;
   int xla_rounds = 5;
   bool no_dedupe = false;
+  // auto (the neighbourhood walk) or search (modes/search: the decision graph); `maxkernel
+  // search` is `optimize --mode search`.
+  std::string mode = "auto";
+  std::string algorithm = "astar";
+  double epsilon = 1.0;
+  int beam_width = 8;
+  bool no_analytical_init = false;
+  std::string graph;
+  std::string command = "optimize";  // how the resume hint names the command
 };
 
 std::atomic<bool> g_stop{false};
@@ -77,7 +87,7 @@ class Progress {
   ~Progress() { Finish(); }
 
   // `took`: the candidate's own wall time (implement, build, test, profile).
-  void Update(const agents::AutoProgress& p, std::optional<double> took) {
+  void Update(const modes::AutoProgress& p, std::optional<double> took) {
     if (quiet_) return;
     std::string line = "[" + std::to_string(p.iteration) + "/" + std::to_string(p.max_iterations) + "]";
     if (p.outcome) {
@@ -92,6 +102,12 @@ class Progress {
       if (p.first_s && *p.best_s > 0) line += Format("  x%.2f vs first", *p.first_s / *p.best_s);
       if (p.speedup_vs_baseline) line += Format("  x%.2f vs XLA", *p.speedup_vs_baseline);
       if (p.best_roofline_fraction) line += Format("  %.1f%% roofline", 100 * *p.best_roofline_fraction);
+    }
+    if (!p.search.is_null()) {
+      line += " | measured " + std::to_string(p.iteration) + ", pruned " +
+              Format("%.3g", p.search.value("pruned_points", 0.0)) + " points (" +
+              Format("%.1f%%", 100 * p.search.value("pruned_share", 0.0)) + "), frontier " +
+              std::to_string(p.search.value("frontier", 0));
     }
     line += Format("  (elapsed %.1f s)", p.elapsed_s);
     if (tty_) {
@@ -256,10 +272,10 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
   if (o.task.empty() == !o.resume.has_value()) {
     return InvalidArgument("give a task directory, or --resume RUN (not both)");
   }
-  agents::AutoRequest req;
+  modes::AutoRequest req;
   req.task_dir = o.task;
   req.resume_run = o.resume;
-  agents::AutoOptions& ao = req.options;
+  modes::AutoOptions& ao = req.options;
   if (o.max_iterations) {
     if (*o.max_iterations < 1) return InvalidArgument("--max-iterations must be at least 1");
     ao.max_iterations = *o.max_iterations;
@@ -269,7 +285,7 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
     ao.time_budget_s = *o.time_budget_s;
     req.override_time_budget_s = o.time_budget_s;
   }
-  MK_ASSIGN_OR_RETURN(ao.target_metric, agents::ParseTargetMetric(o.target_metric));
+  MK_ASSIGN_OR_RETURN(ao.target_metric, modes::ParseTargetMetric(o.target_metric));
   ao.seed = o.seed;
   if (o.test_seeds < 1) return InvalidArgument("--test-seeds must be at least 1");
   ao.pipeline.test_seeds = o.test_seeds;
@@ -281,6 +297,18 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
   if (o.xla_rounds < 0) return InvalidArgument("--xla-rounds must be >= 0");
   ao.xla_rounds = o.xla_rounds;
   ao.pipeline.dedupe = !o.no_dedupe;
+  if (o.mode == "search") {
+    modes::search::SearchOptions so;
+    MK_ASSIGN_OR_RETURN(so.algorithm, modes::search::ParseAlgorithm(o.algorithm));
+    so.epsilon = o.epsilon;
+    so.beam_width = o.beam_width;
+    so.analytical_init = !o.no_analytical_init;
+    MK_ASSIGN_OR_RETURN(so, modes::search::SearchOptionsFromJson(modes::search::ToJson(so)));
+    ao.search = so;
+  } else if (o.mode != "auto") {
+    return InvalidArgument("--mode must be auto or search, not '" + o.mode + "'");
+  }
+  req.graph_path = o.graph;
 
   MK_ASSIGN_OR_RETURN(store::DataDir dir, store::ResolveDataDir(o.db));
   MK_RETURN_IF_ERROR(store::EnsureDataDir(dir));
@@ -295,7 +323,7 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
     if (!run.ok()) {
       return NotFound("no run " + std::to_string(*o.resume) + " in " + dir.db_path.string());
     }
-    MK_RETURN_IF_ERROR(agents::CheckRunResumable(*run));
+    MK_RETURN_IF_ERROR(modes::CheckRunResumable(*run));
     Result<store::TaskRecord> stored = db->GetTask(run->task_id);
     Result<task::Task> parsed =
         stored.ok() ? task::ParseTaskYaml(stored->yaml) : Result<task::Task>(stored.status());
@@ -329,7 +357,7 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
   MK_ASSIGN_OR_RETURN(std::unique_ptr<agents::PipelineMetrics> metrics,
                       agents::PipelineMetrics::Create(registry, task_label, o.target));
   CountingObserver observer(metrics.get());
-  agents::AutoCallbacks callbacks;
+  modes::AutoCallbacks callbacks;
   callbacks.observer = &observer;
   callbacks.reprobe = reprobe;
   callbacks.on_note = [&progress](const std::string& text) { progress.Note(text); };
@@ -342,7 +370,7 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
   // before it) to its own. Candidates of an earlier, resumed invocation have none.
   std::map<int64_t, double> took_s;  // by seq
   double last_report_s = 0;
-  callbacks.on_progress = [&](const agents::AutoProgress& p) {
+  callbacks.on_progress = [&](const modes::AutoProgress& p) {
     std::optional<double> took;
     if (p.outcome) {
       metrics->OnCandidate(p.outcome->status);
@@ -363,7 +391,7 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
   // cancelled and resumable, not `running`.
   sigaction(SIGTERM, &sa, &old_term);
   auto started = std::chrono::steady_clock::now();
-  Result<json> result = agents::RunAuto(req, *db, artifacts, engine, callbacks);
+  Result<json> result = modes::RunAuto(req, *db, artifacts, engine, callbacks);
   sigaction(SIGINT, &old, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   progress.Finish();
@@ -379,12 +407,12 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
 
   std::vector<OutputFile> files;
   if (!o.report.empty()) {
-    agents::ReportExtras extras;  // the report shows the best kernel's source, from the store
+    report::ReportExtras extras;  // the report shows the best kernel's source, from the store
     json sha = result->value(json::json_pointer("/best/artifacts/source"), json());
     if (sha.is_string()) {
       if (auto source = artifacts.Get(sha.get<std::string>()); source.ok()) extras.best_source = *source;
     }
-    std::string html = agents::RenderOptimizeReport(*result, extras);
+    std::string html = report::RenderOptimizeReport(*result, extras);
     MK_ASSIGN_OR_RETURN(std::string report_sha, artifacts.Put(html, "text/html"));
     (*result)["report_artifact"] = report_sha;
     (void)db->AddEvent(result->value("run_id", int64_t{0}), "run.report",
@@ -403,7 +431,8 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
   }
   std::string status = result->value("status", "");
   if (status == "cancelled") {
-    std::fprintf(stderr, "interrupted: resume with `maxkernel optimize --resume %lld%s`\n",
+    std::fprintf(stderr, "interrupted: resume with `maxkernel %s --resume %lld%s`\n",
+                 o.command.c_str(),
                  static_cast<long long>(result->value("run_id", int64_t{0})),
                  o.db.empty() ? "" : (" --db " + o.db).c_str());
     return kExitInterrupted;
@@ -411,18 +440,10 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
   return status == "succeeded" ? kExitOk : kExitFailed;
 }
 
-}  // namespace
-
-void RegisterOptimizeCommand(CLI::App& app, CommandResult& result) {
-  auto o = std::make_shared<OptimizeOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "optimize",
-      "Find the fastest correct kernel for a task: plan, then implement, build, test and profile "
-      "candidates until the target metric or the budget is reached (auto mode)");
+// The options `optimize` and `search` share.
+void AddRunOptions(CLI::App* cmd, OptimizeOptions* o) {
   cmd->add_option("task", o->task, "Task directory (task.yaml + module.hlo)");
   cmd->add_option("--target", o->target, "Target to generate for (cpu)");
-  cmd->add_option("--max-iterations", o->max_iterations,
-                  "Candidates to evaluate in the run (default 20; a resumed run counts earlier ones)");
   cmd->add_option("--time-budget", o->time_budget_s,
                   "Seconds this invocation may spend (default 600; 0 = unlimited)");
   cmd->add_option("--target-metric", o->target_metric,
@@ -455,10 +476,58 @@ void RegisterOptimizeCommand(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--probe", o->probe, "Measure this CPU's peaks again before the run");
   cmd->add_flag("--no-probe", o->no_probe,
                 "Never measure: use stored peaks, else the nominal model (quick runs, tests)");
-  cmd->footer(
-      "Exit codes: 0 a correct kernel was produced, 1 none was, 2 bad input, 130 interrupted "
-      "(the run can be resumed with --resume RUN).");
+}
+
+// The search knobs (`search`, and `optimize --mode search`).
+void AddSearchOptions(CLI::App* cmd, OptimizeOptions* o) {
+  cmd->add_option("--algorithm", o->algorithm,
+                  "astar (best-first by the roofline bound, pruning what cannot beat the best), "
+                  "beam, random, exhaustive (default astar)");
+  cmd->add_option("--epsilon", o->epsilon,
+                  "Weighted A*: prune what cannot beat the best by this factor (>= 1; default 1)");
+  cmd->add_option("--beam-width", o->beam_width, "Beam search: nodes kept per level (default 8)");
+  cmd->add_flag("--no-analytical-init", o->no_analytical_init,
+                "Start from each parameter domain's median value instead of the planner's "
+                "analytical candidate");
+  cmd->add_option("--graph", o->graph, "Write the explored decision graph (Graphviz DOT) to FILE");
+}
+
+const char* kExitFooter =
+    "Exit codes: 0 a correct kernel was produced, 1 none was, 2 bad input, 130 interrupted "
+    "(the run can be resumed with --resume RUN).";
+
+}  // namespace
+
+void RegisterOptimizeCommand(CLI::App& app, CommandResult& result) {
+  auto o = std::make_shared<OptimizeOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "optimize",
+      "Find the fastest correct kernel for a task: plan, then implement, build, test and profile "
+      "candidates until the target metric or the budget is reached (auto mode)");
+  AddRunOptions(cmd, o.get());
+  cmd->add_option("--max-iterations", o->max_iterations,
+                  "Candidates to measure in the run (default 20; a resumed run counts earlier "
+                  "ones; a duplicate of an earlier library is recorded but not counted)");
+  cmd->add_option("--mode", o->mode, "auto (a neighbourhood walk from the planner's candidate) "
+                                     "or search (the same as `maxkernel search`)");
+  AddSearchOptions(cmd, o.get());
+  cmd->footer(kExitFooter);
   cmd->callback([o, &result] { RunCommand(result, [&] { return RunOptimize(*o); }); });
+
+  auto s = std::make_shared<OptimizeOptions>();
+  s->mode = "search";
+  s->command = "search";
+  CLI::App* search = app.add_subcommand(
+      "search",
+      "Search the decision graph of a task's kernels (their declared parameters) for the fastest "
+      "correct candidate, pruning with a roofline lower bound before anything is measured");
+  AddRunOptions(search, s.get());
+  search->add_option("--budget", s->max_iterations,
+                     "Measurements the search may spend (default 20): the same count as "
+                     "`optimize --max-iterations`; a duplicate candidate or library costs nothing");
+  AddSearchOptions(search, s.get());
+  search->footer(kExitFooter);
+  search->callback([s, &result] { RunCommand(result, [&] { return RunOptimize(*s); }); });
 }
 
 }  // namespace mk::cli

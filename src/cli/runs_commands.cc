@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/run_export_store.h"
+#include "export/run_export_store.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "task/task.h"
@@ -124,7 +124,7 @@ json RunJson(const store::RunRecord& r, const TaskNames& n) {
   return j;
 }
 
-Result<store::RunRecord> GetRun(agents::OpenedStore& s, int64_t id) {
+Result<store::RunRecord> GetRun(exports::OpenedStore& s, int64_t id) {
   Result<store::RunRecord> run = s.db->GetRun(id);
   if (!run.ok() && run.status().code() == ErrorCode::kNotFound) {
     return NotFound("run " + std::to_string(id) + " not found in " + s.dir.db_path.string());
@@ -141,7 +141,7 @@ struct ListOptions {
 };
 
 Result<int> RunList(const ListOptions& o) {
-  MK_ASSIGN_OR_RETURN(agents::OpenedStore s, agents::OpenExistingStore(o.db));
+  MK_ASSIGN_OR_RETURN(exports::OpenedStore s, exports::OpenExistingStore(o.db));
   MK_ASSIGN_OR_RETURN(std::vector<store::RunRecord> runs, s.db->ListRuns(o.limit));
   std::map<int64_t, TaskNames> names;
   for (const auto& r : runs) {
@@ -189,8 +189,8 @@ struct ShowOptions {
 };
 
 Result<int> RunShow(const ShowOptions& o) {
-  MK_ASSIGN_OR_RETURN(int64_t id, agents::ParseRunId(o.run));
-  MK_ASSIGN_OR_RETURN(agents::OpenedStore s, agents::OpenExistingStore(o.db));
+  MK_ASSIGN_OR_RETURN(int64_t id, exports::ParseRunId(o.run));
+  MK_ASSIGN_OR_RETURN(exports::OpenedStore s, exports::OpenExistingStore(o.db));
   MK_ASSIGN_OR_RETURN(store::RunRecord run, GetRun(s, id));
   TaskNames names = NamesOf(*s.db, run.task_id);
   MK_ASSIGN_OR_RETURN(std::vector<store::CandidateRecord> candidates, s.db->ListCandidates(id));
@@ -361,7 +361,7 @@ Result<int> RunArtifactsGet(const GetOptions& o) {
   // is accepted so that every store command takes the same flags.
   MK_ASSIGN_OR_RETURN(store::DataDir dir, store::ResolveDataDir(o.db));
   store::ArtifactStore artifacts(dir.root);
-  Result<std::string> resolved = agents::ResolveArtifactSha(artifacts, o.sha);
+  Result<std::string> resolved = exports::ResolveArtifactSha(artifacts, o.sha);
   if (!resolved.ok() && resolved.status().code() == ErrorCode::kNotFound) {
     return NotFound(resolved.status().message() + " in " + artifacts.artifacts_root().string());
   }

@@ -1,0 +1,232 @@
+#include "modes/auto/auto_driver.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+#include "agents/pipeline.h"
+#include "agents/planner.h"
+#include "agents/run_fixture_test_util.h"
+#include "store/sqlite_store.h"
+#include "store/store_test_util.h"
+#include "task/task.h"
+
+namespace mk::modes {
+
+using agents::Pipeline;
+using agents::PipelineContext;
+using agents::PlanRequest;
+using agents::RunPlanner;
+
+namespace {
+
+using nlohmann::json;
+using store::testing::TempDir;
+
+TEST(TargetMetric, ParsesTheThreeKindsAndRejectsTheRest) {
+  auto r = ParseTargetMetric("roofline>=0.8");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->kind, TargetMetric::Kind::kRoofline);
+  EXPECT_DOUBLE_EQ(r->threshold, 0.8);
+  auto s = ParseTargetMetric("speedup>=1.5");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->kind, TargetMetric::Kind::kSpeedup);
+  auto t = ParseTargetMetric("time<=0.002");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->kind, TargetMetric::Kind::kTime);
+  EXPECT_EQ(ParseTargetMetric("")->kind, TargetMetric::Kind::kNone);
+  for (const char* bad : {"roofline>=1.5", "roofline<=0.5", "speedup>=", "speedup>=-1",
+                          "speed>=2", "time>=1", "speedup>=2x", "speedup=2", "roofline>=nan"}) {
+    EXPECT_FALSE(ParseTargetMetric(bad).ok()) << bad;
+  }
+}
+
+class AutoDriverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(tmp_.path().empty());
+    task_dir_ = (tmp_.path() / "task").string();
+    std::filesystem::create_directories(task_dir_);
+    std::ofstream(task_dir_ + "/task.yaml") << agents::testing::kFixtureYaml;
+    std::ofstream(task_dir_ + "/module.hlo") << agents::testing::kFixtureModule;
+    auto db = store::SqliteStore::Open((tmp_.path() / "db.sqlite").string());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = std::move(*db);
+    artifacts_ = std::make_unique<store::ArtifactStore>(tmp_.path());
+  }
+
+  AutoRequest Request(int max_iterations) {
+    AutoRequest req;
+    req.task_dir = task_dir_;
+    req.options.max_iterations = max_iterations;
+    req.options.compare_rounds = 2;
+    return req;
+  }
+
+  TempDir tmp_;
+  std::string task_dir_;
+  std::unique_ptr<store::Store> db_;
+  std::unique_ptr<store::ArtifactStore> artifacts_;
+  CpuEngine engine_;
+};
+
+TEST_F(AutoDriverTest, ARunRecordsEveryCandidateAndReturnsTheDocumentedResult) {
+  auto result = RunAuto(Request(2), *db_, *artifacts_, engine_);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  const json& r = *result;
+  EXPECT_EQ(r["schema"], "maxkernel.optimize.result/1");
+  EXPECT_EQ(r["status"], "succeeded");
+  int64_t run_id = r["run_id"].get<int64_t>();
+  EXPECT_EQ(r["iterations"], 2);
+  ASSERT_EQ(r["candidates"].size(), 2u);
+  ASSERT_TRUE(r["best"].is_object());
+  ASSERT_TRUE(r["first"].is_object());
+  EXPECT_TRUE(r["baseline"].is_null());
+  EXPECT_GT(r["best"]["median_s"].get<double>(), 0);
+  EXPECT_GT(r["best"]["speedup_vs_first"].get<double>(), 0);
+  EXPECT_TRUE(r["best"]["speedup_vs_baseline"].is_null());
+  for (const char* role : {"source", "library", "implementation"}) {
+    std::string sha = r["best"]["artifacts"].value(role, "");
+    EXPECT_TRUE(artifacts_->Contains(sha)) << role;
+  }
+  EXPECT_TRUE(artifacts_->Contains(r["result_artifact"].get<std::string>()));
+  EXPECT_FALSE(r["plan"]["kernels"].empty());
+  EXPECT_FALSE(r["plan"]["rationale_markdown"].get<std::string>().empty());
+
+  // The store holds the same picture: a finished run, its best, one measurement per correct
+  // candidate, and the module the run optimized.
+  auto run = db_->GetRun(run_id);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->status, store::RunStatus::kSucceeded);
+  EXPECT_EQ(run->best_candidate_id, r["best"]["candidate_id"].get<int64_t>());
+  auto measurements = db_->ListMeasurements(run_id);
+  ASSERT_TRUE(measurements.ok());
+  EXPECT_EQ(measurements->size(), 2u);
+  json config = json::parse(run->config_json);
+  auto module = artifacts_->Get(config["module_artifact"].get<std::string>());
+  ASSERT_TRUE(module.ok());
+  EXPECT_NE(module->find("fixture_axpy"), std::string::npos);
+}
+
+// A candidate that builds the bytes an earlier candidate built is recorded as its duplicate:
+// not tested, not timed, with the original's time; --no-dedupe (dedupe = false) times it again.
+TEST_F(AutoDriverTest, ACandidateBuildingAnEarlierLibraryIsItsDuplicate) {
+  auto loaded = task::LoadTaskWithModule(task_dir_);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  PlanRequest preq;
+  preq.module = loaded->module.get();
+  preq.target = engine_.target();
+  auto plan = RunPlanner(preq, engine_.emitter());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  store::TaskRecord tr;
+  tr.directory = task_dir_;
+  tr.module_sha256 = std::string(64, 'a');
+  tr.yaml = "id: fixture";
+  auto task_id = db_->UpsertTask(tr);
+  ASSERT_TRUE(task_id.ok()) << task_id.status().ToString();
+  store::NewRun nr;
+  nr.task_id = *task_id;
+  nr.target = "cpu";
+  auto run = db_->CreateRun(nr);
+  ASSERT_TRUE(run.ok());
+  PipelineContext ctx{db_.get(), artifacts_.get(), &engine_, nullptr};
+  PipelineOptions po;
+  po.protocol.min_seconds = 0.01;
+  Pipeline pipeline(ctx, loaded->task, *loaded->module, *plan, po);
+  auto first = pipeline.Evaluate(*run, 0, plan->initial);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE(first->correct()) << first->message;
+  auto again = pipeline.Evaluate(*run, 1, plan->initial);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->status, "duplicate");
+  EXPECT_EQ(again->duplicate_of, std::optional<int64_t>(0));
+  ASSERT_TRUE(again->duplicate_median_s.has_value());
+  EXPECT_DOUBLE_EQ(*again->duplicate_median_s, first->profile->timing.median_s);
+  EXPECT_FALSE(again->profile.has_value());
+  auto candidate = db_->GetCandidate(again->candidate_id);
+  ASSERT_TRUE(candidate.ok());
+  EXPECT_EQ(candidate->status, store::CandidateStatus::kDuplicate);
+  EXPECT_EQ(db_->ListMeasurements(*run)->size(), 1u);
+  // The A/A form: the same library is timed again.
+  po.dedupe = false;
+  Pipeline timing_again(ctx, loaded->task, *loaded->module, *plan, po);
+  ASSERT_TRUE(timing_again.Evaluate(*run, 2, plan->initial).ok());
+  auto third = timing_again.Evaluate(*run, 3, plan->initial);
+  ASSERT_TRUE(third.ok());
+  EXPECT_TRUE(third->correct()) << third->status;
+  EXPECT_EQ(db_->ListMeasurements(*run)->size(), 3u);
+}
+
+TEST_F(AutoDriverTest, AStoppedRunResumesWithoutRepeatingOrLosingMeasurements) {
+  std::atomic<bool> stop{false};
+  AutoRequest req = Request(2);
+  req.stop = &stop;
+  AutoCallbacks cb;
+  cb.on_progress = [&](const AutoProgress& p) {
+    if (p.outcome) stop.store(true);  // after the first candidate
+  };
+  auto first = RunAuto(req, *db_, *artifacts_, engine_, cb);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ((*first)["status"], "cancelled");
+  EXPECT_EQ((*first)["stop_reason"], "interrupted");
+  int64_t run_id = (*first)["run_id"].get<int64_t>();
+  auto before = db_->ListMeasurements(run_id);
+  ASSERT_TRUE(before.ok());
+  ASSERT_EQ(before->size(), 1u);
+
+  AutoRequest resume;
+  resume.resume_run = run_id;
+  auto second = RunAuto(resume, *db_, *artifacts_, engine_);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ((*second)["status"], "succeeded");
+  EXPECT_EQ((*second)["run_id"], run_id);
+  auto after = db_->ListMeasurements(run_id);
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ(after->size(), 2u);
+  // The first measurement is untouched, and no key appears twice.
+  EXPECT_EQ((*after)[0].id, (*before)[0].id);
+  EXPECT_EQ((*after)[0].median_s, (*before)[0].median_s);
+  std::set<int64_t> candidates;
+  for (const auto& m : *after) EXPECT_TRUE(candidates.insert(m.key.candidate_id).second);
+  auto cands = db_->ListCandidates(run_id);
+  ASSERT_TRUE(cands.ok());
+  std::set<std::string> schedules;
+  for (const auto& c : *cands) EXPECT_TRUE(schedules.insert(c.schedule_json).second);
+
+  // A finished run does not resume.
+  auto again = RunAuto(resume, *db_, *artifacts_, engine_);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("already finished"), std::string::npos);
+}
+
+TEST_F(AutoDriverTest, BadRequestsAreErrorsBeforeAnyRunIsCreated) {
+  AutoRequest no_baseline = Request(2);
+  no_baseline.options.target_metric = *ParseTargetMetric("speedup>=2");
+  auto r = RunAuto(no_baseline, *db_, *artifacts_, engine_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("baseline"), std::string::npos);
+
+  AutoRequest missing = Request(2);
+  missing.task_dir = (tmp_.path() / "nope").string();
+  EXPECT_FALSE(RunAuto(missing, *db_, *artifacts_, engine_).ok());
+
+  AutoRequest unknown;
+  unknown.resume_run = 12345;
+  EXPECT_FALSE(RunAuto(unknown, *db_, *artifacts_, engine_).ok());
+  auto runs = db_->ListRuns(0);
+  ASSERT_TRUE(runs.ok());
+  EXPECT_TRUE(runs->empty());
+}
+
+TEST_F(AutoDriverTest, TheTargetMetricStopsTheRunEarly) {
+  AutoRequest req = Request(5);
+  req.options.target_metric = *ParseTargetMetric("time<=1000");  // any correct kernel meets it
+  auto r = RunAuto(req, *db_, *artifacts_, engine_);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)["stop_reason"], "target_metric_met");
+  EXPECT_EQ((*r)["iterations"], 1);
+}
+
+}  // namespace
+}  // namespace mk::modes

@@ -1,0 +1,279 @@
+#include "modes/search/graph_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace mk::modes::search {
+
+namespace {
+
+constexpr size_t kMaxBeamWidth = 4096;
+constexpr size_t kExploredLimit = 20000;
+
+bool Same(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
+
+std::string Seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", s);
+  return buf;
+}
+
+}  // namespace
+
+bool GraphSearch::Worse::operator()(const Entry& a, const Entry& b) const {
+  if (!Same(a.f, b.f)) return a.f > b.f;
+  if (a.distance != b.distance) return a.distance > b.distance;
+  if (a.node.size() != b.node.size()) return a.node.size() < b.node.size();
+  return a.seq > b.seq;
+}
+
+GraphSearch::GraphSearch(DecisionGraph graph, LowerBound bound, SearchOptions options, uint64_t seed)
+    : graph_(std::move(graph)), bound_(std::move(bound)), options_(options), rng_(seed) {}
+
+double GraphSearch::BoundOfNode(const Node& n) const { return bound_.Of(graph_.Fixed(n)); }
+
+double GraphSearch::BoundOf(const space::Candidate& c) const {
+  std::vector<std::map<std::string, int64_t>> fixed;
+  for (const auto& s : c.kernels) fixed.push_back(s.values);
+  return bound_.Of(fixed);
+}
+
+double GraphSearch::PruneLimit() const {
+  return best_s_ ? *best_s_ / options_.epsilon : INFINITY;
+}
+
+GraphSearch::Entry GraphSearch::MakeEntry(Node n, int distance) {
+  Entry e;
+  e.f = BoundOfNode(n);
+  e.distance = distance;
+  e.node = std::move(n);
+  e.seq = seq_++;
+  return e;
+}
+
+void GraphSearch::Prune(const Node& n, double f) {
+  (void)f;
+  const uint64_t points = graph_.Completions(n);
+  pruned_points_ += points;
+  std::string why = "root";
+  if (!n.empty()) {
+    const Decision& d = graph_.decision(n.size() - 1);
+    const space::ParamDomain& dom = graph_.domain(d);
+    why = "kernel " + std::to_string(d.kernel) + " " + dom.name + "=" +
+          std::to_string(dom.values[static_cast<size_t>(n.back())]);
+  }
+  pruned_by_[why] += points;
+}
+
+bool GraphSearch::Propose(const Node& n, space::Candidate& out) {
+  space::Candidate c = graph_.ToCandidate(n);
+  if (!tried_.insert(CandidateKey(c)).second) return false;
+  ++proposed_;
+  out = std::move(c);
+  return true;
+}
+
+void GraphSearch::Record(const space::Candidate& candidate, std::optional<double> time_s) {
+  const std::string key = CandidateKey(candidate);
+  tried_.insert(key);
+  if (!time_s || !(*time_s > 0)) return;
+  // The loop records a candidate as proposed and as completed: check each point once.
+  if (!checked_.insert(key).second) return;
+  const double b = BoundOf(candidate);
+  checks_.push_back({b, *time_s});
+  if (b > *time_s * (1 + 1e-9)) {
+    violations_.push_back({{"bound_s", b}, {"measured_s", *time_s}, {"candidate", space::ToJson(candidate)}});
+  }
+  if (!best_s_ || *time_s < *best_s_) best_s_ = *time_s;
+}
+
+bool GraphSearch::Tried(const space::Candidate& candidate) const {
+  return tried_.count(CandidateKey(candidate)) > 0;
+}
+
+std::optional<space::Candidate> GraphSearch::Next() {
+  switch (options_.algorithm) {
+    case Algorithm::kAstar: return NextAstar();
+    case Algorithm::kBeam: return NextBeam();
+    case Algorithm::kRandom: return NextRandom();
+    case Algorithm::kExhaustive: return NextExhaustive();
+  }
+  return std::nullopt;
+}
+
+std::optional<space::Candidate> GraphSearch::NextAstar() {
+  if (!started_) {
+    frontier_.push(MakeEntry({}, 0));
+    started_ = true;
+  }
+  while (!frontier_.empty()) {
+    Entry e = frontier_.top();
+    frontier_.pop();
+    if (e.f > PruneLimit()) {
+      Prune(e.node, e.f);
+      continue;
+    }
+    if (graph_.Complete(e.node)) {
+      space::Candidate c;
+      if (Propose(e.node, c)) return c;
+      continue;
+    }
+    ++expanded_;
+    if (explored_.size() < kExploredLimit) explored_.push_back({e.node, "f " + Seconds(e.f) + " s"});
+    const size_t i = e.node.size();
+    for (int v : graph_.ChildOrder(i)) {
+      Node child = e.node;
+      child.push_back(v);
+      Entry ce = MakeEntry(std::move(child), e.distance + (v != graph_.StartIndex(i) ? 1 : 0));
+      if (ce.f > PruneLimit()) {
+        Prune(ce.node, ce.f);
+        continue;
+      }
+      frontier_.push(std::move(ce));
+    }
+    if (static_cast<int64_t>(frontier_.size()) > options_.max_frontier) {
+      // Keep the better half: the rest is dropped unmeasured (counted apart from the pruned).
+      std::vector<Entry> all;
+      while (!frontier_.empty()) {
+        all.push_back(frontier_.top());
+        frontier_.pop();
+      }
+      const size_t keep = all.size() / 2;
+      for (size_t j = keep; j < all.size(); ++j) dropped_points_ += graph_.Completions(all[j].node);
+      all.resize(keep);
+      for (auto& a : all) frontier_.push(std::move(a));
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<space::Candidate> GraphSearch::NextBeam() {
+  while (true) {
+    while (!beam_queue_.empty()) {
+      Node n = std::move(beam_queue_.front());
+      beam_queue_.erase(beam_queue_.begin());
+      space::Candidate c;
+      if (Propose(n, c)) return c;
+    }
+    if (exhausted_) return std::nullopt;
+    beam_width_ = beam_width_ ? 2 * beam_width_ : options_.beam_width;
+    const size_t width = std::min(static_cast<size_t>(beam_width_), kMaxBeamWidth);
+    bool truncated = false;
+    std::vector<Entry> level = {MakeEntry({}, 0)};
+    for (size_t depth = 0; depth < graph_.depth(); ++depth) {
+      std::vector<Entry> next;
+      for (const Entry& e : level) {
+        ++expanded_;
+        for (int v : graph_.ChildOrder(depth)) {
+          Node child = e.node;
+          child.push_back(v);
+          Entry ce = MakeEntry(std::move(child), e.distance + (v != graph_.StartIndex(depth) ? 1 : 0));
+          if (ce.f > PruneLimit()) {
+            Prune(ce.node, ce.f);
+            continue;
+          }
+          next.push_back(std::move(ce));
+        }
+      }
+      std::sort(next.begin(), next.end(), [](const Entry& a, const Entry& b) { return Worse()(b, a); });
+      if (next.size() > width) {
+        truncated = true;
+        next.resize(width);
+      }
+      level = std::move(next);
+    }
+    for (auto& e : level) beam_queue_.push_back(std::move(e.node));
+    if (!truncated || width >= kMaxBeamWidth) exhausted_ = true;
+  }
+}
+
+std::optional<space::Candidate> GraphSearch::NextRandom() {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    Node n;
+    for (size_t i = 0; i < graph_.depth(); ++i) {
+      const size_t size = graph_.domain(graph_.decision(i)).values.size();
+      n.push_back(static_cast<int>(std::uniform_int_distribution<size_t>(0, size - 1)(rng_)));
+    }
+    space::Candidate c;
+    if (Propose(n, c)) return c;
+  }
+  return NextExhaustive();  // a nearly covered space: sweep what is left
+}
+
+std::optional<space::Candidate> GraphSearch::NextExhaustive() {
+  while (!exhausted_) {
+    if (!cursor_) {
+      cursor_ = Node(graph_.depth(), 0);
+    } else {
+      size_t i = graph_.depth();
+      while (i > 0) {
+        --i;
+        const int size = static_cast<int>(graph_.domain(graph_.decision(i)).values.size());
+        if (++(*cursor_)[i] < size) break;
+        (*cursor_)[i] = 0;
+        if (i == 0) exhausted_ = true;
+      }
+      if (graph_.depth() == 0) exhausted_ = true;
+      if (exhausted_) break;
+    }
+    space::Candidate c;
+    if (Propose(*cursor_, c)) return c;
+    if (graph_.depth() == 0) exhausted_ = true;
+  }
+  return std::nullopt;
+}
+
+nlohmann::json GraphSearch::Stats() const {
+  // Frontier nodes the best time has put out of reach since they were queued are pruned too.
+  uint64_t pruned = pruned_points_;
+  auto copy = frontier_;
+  size_t frontier = 0;
+  while (!copy.empty()) {
+    if (copy.top().f > PruneLimit()) pruned += graph_.Completions(copy.top().node);
+    else ++frontier;
+    copy.pop();
+  }
+  std::vector<std::pair<std::string, uint64_t>> by(pruned_by_.begin(), pruned_by_.end());
+  std::sort(by.begin(), by.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  nlohmann::json pruned_by = nlohmann::json::array();
+  for (size_t i = 0; i < by.size() && i < 10; ++i) {
+    pruned_by.push_back({{"decision", by[i].first}, {"points", by[i].second}});
+  }
+  std::vector<double> ratios;
+  for (const auto& [b, m] : checks_) ratios.push_back(b / m);
+  std::sort(ratios.begin(), ratios.end());
+  nlohmann::json median = nullptr;
+  if (!ratios.empty()) {
+    const size_t n = ratios.size();
+    median = n % 2 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
+  }
+  const uint64_t space = graph_.SpaceSize();
+  return {{"algorithm", AlgorithmName(options_.algorithm)},
+          {"options", ToJson(options_)},
+          {"space_size", space},
+          {"decisions", graph_.depth()},
+          {"proposed", proposed_},
+          {"expanded", expanded_},
+          {"frontier", frontier},
+          {"pruned_points", pruned},
+          {"pruned_share", space ? static_cast<double>(pruned) / static_cast<double>(space) : 0.0},
+          {"pruned_by", pruned_by},
+          {"dropped_points", dropped_points_},
+          {"best_s", best_s_ ? nlohmann::json(*best_s_) : nlohmann::json(nullptr)},
+          {"predicted", 0},
+          {"model", nullptr},
+          {"admissibility",
+           {{"checked", checks_.size()},
+            {"violations", violations_},
+            {"ok", violations_.empty()},
+            {"median_bound_over_measured", median}}}};
+}
+
+std::string GraphSearch::ExploredDot(size_t limit) const {
+  std::vector<std::pair<Node, std::string>> nodes(explored_.begin(),
+                                                  explored_.begin() + std::min(limit, explored_.size()));
+  return graph_.ToDot(nodes);
+}
+
+}  // namespace mk::modes::search

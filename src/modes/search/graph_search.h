@@ -1,0 +1,98 @@
+// The search algorithms over the decision graph, behind the one Proposer interface the auto
+// loop drives (issue 35, item 5). Every algorithm spends the same budget, measurements: the loop
+// counts them, and a duplicate (same candidate, or the same library bytes) costs nothing.
+//
+// - astar: best-first by f(n) = the lower bound of n (lower_bound.h), weighted by epsilon; a
+//   node whose bound exceeds the best measured time (divided by epsilon) is pruned with every
+//   point below it, before any hardware is touched. Among nodes of equal f the one closest to
+//   the start point (fewest non-start choices), then the deepest, goes first: until a learned
+//   model orders the frontier, that makes the walk a widening ring around the start.
+// - beam: level by level, keeping the beam_width nodes of lowest (f, distance); its last level
+//   is measured in order, then the beam doubles and the walk repeats over what is untried.
+// - random: uniform complete points (the baseline the others must beat); no pruning.
+// - exhaustive: every point in decision order (lexicographic over the value indices).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <queue>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "modes/proposer.h"
+#include "modes/search/decision_graph.h"
+#include "modes/search/lower_bound.h"
+#include "modes/search/search_options.h"
+
+namespace mk::modes::search {
+
+class GraphSearch final : public Proposer {
+ public:
+  GraphSearch(DecisionGraph graph, LowerBound bound, SearchOptions options, uint64_t seed);
+
+  void Record(const space::Candidate& candidate, std::optional<double> time_s) override;
+  std::optional<space::Candidate> Next() override;
+  bool Tried(const space::Candidate& candidate) const override;
+  // {"algorithm", "space_size", "decisions", "proposed", "expanded", "frontier",
+  //  "pruned_points", "pruned_share", "pruned_by": [{"decision", "points"}], "dropped_points",
+  //  "best_s", "predicted": 0, "model": null,
+  //  "admissibility": {"checked", "violations": [{"bound_s", "measured_s", "candidate"}], "ok",
+  //                    "median_bound_over_measured"}}
+  nlohmann::json Stats() const override;
+
+  // The bound of a complete candidate (every value fixed).
+  double BoundOf(const space::Candidate& c) const;
+  const DecisionGraph& graph() const { return graph_; }
+  // The nodes expanded so far with their bounds, for `--graph FILE` (DOT); at most `limit`.
+  std::string ExploredDot(size_t limit = 2000) const;
+  std::string GraphDot() const override { return ExploredDot(); }
+
+ private:
+  struct Entry {
+    double f = 0;
+    int distance = 0;  // choices that differ from the start
+    Node node;
+    uint64_t seq = 0;
+  };
+  struct Worse {
+    bool operator()(const Entry& a, const Entry& b) const;
+  };
+  double BoundOfNode(const Node& n) const;
+  double PruneLimit() const;
+  void Prune(const Node& n, double f);
+  std::optional<space::Candidate> NextAstar();
+  std::optional<space::Candidate> NextBeam();
+  std::optional<space::Candidate> NextRandom();
+  std::optional<space::Candidate> NextExhaustive();
+  Entry MakeEntry(Node n, int distance);
+  bool Propose(const Node& n, space::Candidate& out);
+
+  DecisionGraph graph_;
+  LowerBound bound_;
+  SearchOptions options_;
+  std::mt19937_64 rng_;
+  std::priority_queue<Entry, std::vector<Entry>, Worse> frontier_;
+  uint64_t seq_ = 0;
+  bool started_ = false;
+  std::set<std::string> tried_;
+  std::optional<double> best_s_;
+  uint64_t proposed_ = 0, expanded_ = 0;
+  uint64_t pruned_points_ = 0, dropped_points_ = 0;
+  std::map<std::string, uint64_t> pruned_by_;
+  std::vector<std::pair<Node, std::string>> explored_;
+  // beam
+  std::vector<Node> beam_queue_;
+  int beam_width_ = 0;
+  // exhaustive
+  std::optional<Node> cursor_;
+  bool exhausted_ = false;
+  // admissibility: (bound, measured) of every measured candidate
+  std::vector<std::pair<double, double>> checks_;
+  std::set<std::string> checked_;
+  std::vector<nlohmann::json> violations_;
+};
+
+}  // namespace mk::modes::search

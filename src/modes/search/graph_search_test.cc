@@ -1,0 +1,194 @@
+// The decision graph, the lower bound and the search algorithms on small synthetic spaces, with
+// a made-up "machine" whose times are known, so every expectation is computed by hand.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "modes/search/decision_graph.h"
+#include "modes/search/graph_search.h"
+#include "modes/search/lower_bound.h"
+#include "modes/search/search_options.h"
+
+namespace mk::modes::search {
+namespace {
+
+space::ParamDomain Domain(const char* name, std::vector<int64_t> values, int64_t initial) {
+  space::ParamDomain d;
+  d.name = name;
+  d.values = std::move(values);
+  d.initial = initial;
+  return d;
+}
+
+// Kernel 0: threads {1, 2}, tile {8, 16, 32, 64}, one fixed parameter. Kernel 1: threads {1, 2},
+// unroll {1, 2, 4}. 2 * 4 * 2 * 3 = 48 points.
+std::vector<space::KernelSpace> Spaces() {
+  space::KernelSpace a, b;
+  a.params = {Domain("threads", {1, 2}, 2), Domain("tile", {8, 16, 32, 64}, 32),
+              Domain("fixed", {7}, 7)};
+  b.params = {Domain("threads", {1, 2}, 2), Domain("unroll", {1, 2, 4}, 2)};
+  return {a, b};
+}
+
+space::Candidate Initial(const std::vector<space::KernelSpace>& spaces) {
+  space::Candidate c;
+  for (const auto& s : spaces) c.kernels.push_back(s.Initial());
+  return c;
+}
+
+// 2 cores at 1 GFLOP/s each (2e9 together), 1 GB/s. Kernel 0: 2e9 FLOPs (1 s at full rate),
+// kernel 1: 1e8 bytes (0.1 s of memory).
+LowerBound Bound() {
+  return LowerBound({{2'000'000'000, 0, false}, {0, 100'000'000, false}},
+                    MachineRates{2e9, 0, 1e9, 2});
+}
+
+TEST(DecisionGraphTest, SingleValuedParametersAreNotDecisionsAndHeavierKernelsComeFirst) {
+  auto spaces = Spaces();
+  DecisionGraph g(spaces, {0.1, 5.0}, Initial(spaces));  // kernel 1 weighs more
+  ASSERT_EQ(g.depth(), 4u);
+  EXPECT_EQ(g.decision(0).kernel, 1);
+  EXPECT_EQ(g.decision(2).kernel, 0);
+  EXPECT_EQ(g.domain(g.decision(3)).name, "tile");
+  EXPECT_EQ(g.SpaceSize(), 48u);
+  EXPECT_EQ(g.Completions({1, 0}), 8u);  // kernel 0's threads x tile remain
+  // Children start at the start's value, then by distance: tile 32 first, then 16 and 64, then 8.
+  EXPECT_EQ(g.ChildOrder(3), (std::vector<int>{2, 1, 3, 0}));
+}
+
+TEST(DecisionGraphTest, CandidatesRoundTripThroughNodes) {
+  auto spaces = Spaces();
+  DecisionGraph g(spaces, {}, Initial(spaces));
+  Node n = {0, 3, 1, 2};  // k0 threads=1 tile=64, k1 threads=2 unroll=4
+  space::Candidate c = g.ToCandidate(n);
+  EXPECT_EQ(c.For(0).Get("threads", 0), 1);
+  EXPECT_EQ(c.For(0).Get("tile", 0), 64);
+  EXPECT_EQ(c.For(0).Get("fixed", 0), 7);
+  EXPECT_EQ(c.For(1).Get("unroll", 0), 4);
+  EXPECT_EQ(g.NodeOf(c), n);
+  c.kernels[0].values["tile"] = 48;  // not in the domain
+  EXPECT_FALSE(g.NodeOf(c).has_value());
+  EXPECT_NE(g.ToDot({{{}, "root"}, {{0}, "f 1 s"}}).find("k0.threads=1"), std::string::npos);
+}
+
+TEST(LowerBoundTest, ThreadsCapTheComputeRateNotTheBandwidth) {
+  LowerBound b = Bound();
+  EXPECT_DOUBLE_EQ(b.Kernel(0, {}), 1.0);
+  // One thread of two, with the turbo headroom: 2e9 * 0.5 * 1.25 = 1.25e9 FLOP/s.
+  EXPECT_DOUBLE_EQ(b.Kernel(0, {{"threads", 1}}), 2e9 / 1.25e9);
+  EXPECT_DOUBLE_EQ(b.Kernel(1, {}), 0.1);
+  EXPECT_DOUBLE_EQ(b.Kernel(1, {{"threads", 1}}), 0.1);
+  EXPECT_DOUBLE_EQ(b.Of({{{"threads", 1}}, {}}), 1.6 + 0.1);
+  // bf16 kernels take the faster of the two rates.
+  LowerBound bf(std::vector<KernelCost>{{4'000'000'000, 0, true}}, MachineRates{2e9, 4e9, 1e9, 2});
+  EXPECT_DOUBLE_EQ(bf.Kernel(0, {}), 1.0);
+}
+
+GraphSearch Make(Algorithm a, uint64_t seed = 1) {
+  auto spaces = Spaces();
+  SearchOptions o;
+  o.algorithm = a;
+  return GraphSearch(DecisionGraph(spaces, {1.0, 0.1}, Initial(spaces)), Bound(), o, seed);
+}
+
+// The "machine": 20% over the bound, plus a penalty that grows with |tile - 32| and unroll 1.
+double TimeOf(const space::Candidate& c, const LowerBound& b) {
+  std::vector<std::map<std::string, int64_t>> fixed;
+  for (const auto& s : c.kernels) fixed.push_back(s.values);
+  double t = 1.2 * b.Of(fixed);
+  t += 0.001 * std::abs(c.For(0).Get("tile", 0) - 32);
+  if (c.For(1).Get("unroll", 0) == 1) t += 0.01;
+  return t;
+}
+
+TEST(GraphSearchTest, AstarProposesTheStartFirstAndPrunesWhatCannotBeatTheBest) {
+  GraphSearch s = Make(Algorithm::kAstar);
+  std::set<std::string> seen;
+  auto first = s.Next();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(CandidateKey(*first), CandidateKey(Initial(Spaces())));
+  const LowerBound bound = Bound();
+  s.Record(*first, TimeOf(*first, bound));  // 1.2 * 1.1 = 1.32 s: below every threads=1 bound
+  seen.insert(CandidateKey(*first));
+  int proposed = 1;
+  while (auto c = s.Next()) {
+    ASSERT_TRUE(seen.insert(CandidateKey(*c)).second) << "proposed twice";
+    // Kernel 0 on one thread is bounded at 1.6 s > 1.32 s: never measured.
+    EXPECT_EQ(c->For(0).Get("threads", 0), 2);
+    s.Record(*c, TimeOf(*c, bound));
+    ++proposed;
+  }
+  // threads=2 for kernel 0 leaves 4 tiles x 2 x 3 = 24 points; kernel 1 on one thread costs
+  // 0.1 s either way (memory bound), so none of those 24 is pruned.
+  EXPECT_EQ(proposed, 24);
+  nlohmann::json st = s.Stats();
+  EXPECT_EQ(st["pruned_points"], 24);
+  EXPECT_DOUBLE_EQ(st["pruned_share"].get<double>(), 0.5);
+  EXPECT_EQ(st["pruned_by"][0]["decision"], "kernel 0 threads=1");
+  EXPECT_TRUE(st["admissibility"]["ok"].get<bool>());
+  EXPECT_EQ(st["admissibility"]["checked"], 24);
+}
+
+TEST(GraphSearchTest, WeightedAstarPrunesMore) {
+  auto spaces = Spaces();
+  SearchOptions o;
+  o.epsilon = 1.2;  // keep only what could beat the best by 20%
+  GraphSearch s(DecisionGraph(spaces, {1.0, 0.1}, Initial(spaces)), Bound(), o, 1);
+  auto first = s.Next();
+  ASSERT_TRUE(first.has_value());
+  // Plain A* would keep every threads=2 point (bound 1.1 s < 1.25 s); ε = 1.2 asks for 1.04 s.
+  s.Record(*first, 1.25);
+  EXPECT_FALSE(s.Next().has_value());
+  EXPECT_EQ(s.Stats()["pruned_points"], 47);  // all but the start
+}
+
+TEST(GraphSearchTest, AMeasurementBelowTheBoundIsAnAdmissibilityViolation) {
+  GraphSearch s = Make(Algorithm::kAstar);
+  auto c = s.Next();
+  ASSERT_TRUE(c.has_value());
+  s.Record(*c, 0.5);  // the bound says 1.1 s
+  nlohmann::json a = s.Stats()["admissibility"];
+  EXPECT_FALSE(a["ok"].get<bool>());
+  ASSERT_EQ(a["violations"].size(), 1u);
+  EXPECT_DOUBLE_EQ(a["violations"][0]["bound_s"].get<double>(), 1.1);
+}
+
+TEST(GraphSearchTest, EveryAlgorithmCoversASmallSpaceOnceAndSkipsWhatWasRecorded) {
+  for (Algorithm a : {Algorithm::kExhaustive, Algorithm::kRandom, Algorithm::kBeam, Algorithm::kAstar}) {
+    GraphSearch s = Make(a, 7);
+    // A resumed run's history: these two are never proposed again.
+    space::Candidate done = Initial(Spaces());
+    space::Candidate failed = done;
+    failed.kernels[0].values["tile"] = 8;
+    s.Record(done, std::nullopt);
+    s.Record(failed, std::nullopt);
+    std::set<std::string> seen;
+    while (auto c = s.Next()) {
+      ASSERT_TRUE(seen.insert(CandidateKey(*c)).second) << AlgorithmName(a);
+      s.Record(*c, std::nullopt);  // nothing measured: nothing is pruned
+    }
+    EXPECT_EQ(seen.size(), 46u) << AlgorithmName(a);
+    EXPECT_FALSE(seen.count(CandidateKey(done))) << AlgorithmName(a);
+    EXPECT_TRUE(s.Tried(failed));
+  }
+}
+
+TEST(SearchOptionsTest, RoundTripsAndRefusesNonsense) {
+  SearchOptions o;
+  o.algorithm = Algorithm::kBeam;
+  o.beam_width = 3;
+  o.analytical_init = false;
+  auto back = SearchOptionsFromJson(ToJson(o));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->algorithm, Algorithm::kBeam);
+  EXPECT_EQ(back->beam_width, 3);
+  EXPECT_FALSE(back->analytical_init);
+  EXPECT_FALSE(ParseAlgorithm("annealing").ok());
+  EXPECT_FALSE(SearchOptionsFromJson({{"epsilon", 0.5}}).ok());
+  EXPECT_FALSE(SearchOptionsFromJson({{"beam_width", 0}}).ok());
+  EXPECT_FALSE(SearchOptionsFromJson({{"algorithm", 3}}).ok());
+}
+
+}  // namespace
+}  // namespace mk::modes::search

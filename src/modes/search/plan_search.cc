@@ -1,0 +1,37 @@
+#include "modes/search/plan_search.h"
+
+namespace mk::modes::search {
+
+space::Candidate StartPoint(const agents::Plan& plan, bool analytical_init) {
+  if (analytical_init) return plan.initial;
+  space::Candidate c;
+  for (const auto& s : plan.spaces) {
+    space::Schedule sched;
+    for (const auto& p : s.params) {
+      sched.values[p.name] = p.values.empty() ? p.initial : p.values[(p.values.size() - 1) / 2];
+    }
+    c.kernels.push_back(std::move(sched));
+  }
+  return c;
+}
+
+LowerBound BoundOfPlan(const agents::Plan& plan) {
+  std::vector<KernelCost> kernels;
+  for (const auto& k : plan.kernels) kernels.push_back({k.flops, k.bytes, k.compute_dtype == "bf16"});
+  MachineRates rates;
+  rates.f32_flops = plan.target.peak_flops_f32;
+  rates.bf16_flops = plan.target.peak_flops_bf16;
+  rates.bandwidth = plan.target.bandwidth_bytes_per_s;
+  rates.cores = plan.target.cores;
+  return LowerBound(std::move(kernels), rates);
+}
+
+std::unique_ptr<GraphSearch> SearchPlan(const agents::Plan& plan, const SearchOptions& options,
+                                        uint64_t seed) {
+  std::vector<double> weights;
+  for (const auto& k : plan.kernels) weights.push_back(k.lower_bound_s);
+  DecisionGraph graph(plan.spaces, weights, StartPoint(plan, options.analytical_init));
+  return std::make_unique<GraphSearch>(std::move(graph), BoundOfPlan(plan), options, seed);
+}
+
+}  // namespace mk::modes::search

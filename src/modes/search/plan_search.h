@@ -1,0 +1,24 @@
+// The search of one plan: its decision graph (the plan's declared spaces, kernels weighted by
+// their roofline bounds), its lower bound (the plan's FLOPs and bytes at the target's peaks) and
+// the algorithm the options name.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "agents/planner.h"
+#include "modes/search/graph_search.h"
+#include "modes/search/search_options.h"
+
+namespace mk::modes::search {
+
+// The start point: the planner's analytical candidate, or (options.analytical_init false) each
+// domain's median value.
+space::Candidate StartPoint(const agents::Plan& plan, bool analytical_init);
+
+LowerBound BoundOfPlan(const agents::Plan& plan);
+
+std::unique_ptr<GraphSearch> SearchPlan(const agents::Plan& plan, const SearchOptions& options,
+                                        uint64_t seed);
+
+}  // namespace mk::modes::search
