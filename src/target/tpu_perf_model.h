@@ -51,15 +51,24 @@ struct TpuModelledTime {
   double compute_s = 0;     // per-step compute summed over the grid
   double memory_s = 0;      // per-step DMA summed over the grid
   bool fits_vmem = true;    // vmem_bytes within the generation's VMEM
-  std::string bound;        // "mxu", "vpu", "hbm", "overhead"
+  std::string bound;        // "mxu", "vpu", "eup", "hbm", "overhead": the largest part
 };
 
 // The modelled time of one kernel on `tpu` (a Target of kind kTpu). A kernel whose blocks do
 // not fit VMEM is an InvalidArgument naming the bytes, not a slow time.
+//   seconds = launch + (prologue + epilogue bytes) / HBM
+//           + first step's in-DMA + compute + (steps - 1) x max(compute, in + out DMA)
+//           + last step's out-DMA + steps x step overhead
+// where a step's compute is the busiest of MXU (block dims padded up to multiples of mxu_dim),
+// VPU and EUP (rates: target/tpu_spec.h), and DMA runs at hbm_efficiency x the HBM peak.
 Result<TpuModelledTime> ModelTpuKernel(const Target& tpu, const TpuKernelShape& kernel,
                                        const TpuModelConstants& c = TpuModelConstants::Default());
 
 nlohmann::json ToJson(const TpuKernelShape& k);
 nlohmann::json ToJson(const TpuModelledTime& t);
+nlohmann::json ToJson(const TpuModelConstants& c);
+// The constants as ToJson writes them (bench/tpu/model-<gen>.json's "constants"); a key left
+// out keeps its default, a key that is not a number is an InvalidArgument.
+Result<TpuModelConstants> TpuModelConstantsFromJson(const nlohmann::json& j);
 
 }  // namespace mk::target
