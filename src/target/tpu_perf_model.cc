@@ -23,12 +23,12 @@ Status CheckInputs(const Target& tpu, const TpuKernelShape& k, const TpuModelCon
                            std::to_string(k.grid_steps));
   }
   for (int64_t v : {k.mxu_m, k.mxu_n, k.mxu_k, k.vpu_flops_per_step, k.transcendentals_per_step,
-                    k.in_bytes_per_step, k.out_bytes_per_step, k.prologue_bytes,
+                    k.xlu_vregs_per_step, k.in_bytes_per_step, k.out_bytes_per_step, k.prologue_bytes,
                     k.epilogue_bytes, k.vmem_bytes}) {
     if (v < 0) return InvalidArgument("kernel '" + k.name + "': a negative size in its shape");
   }
   if (c.mxu_efficiency <= 0 || c.hbm_efficiency <= 0 || c.f32_matmul_slowdown <= 0 ||
-      c.step_overhead_s < 0 || c.launch_overhead_s < 0) {
+      c.step_overhead_s < 0 || c.launch_overhead_s < 0 || c.xlu_cycles_per_vreg < 0) {
     return InvalidArgument("TPU model constants out of range (efficiencies and the f32 "
                            "slowdown must be positive, overheads not negative)");
   }
@@ -62,7 +62,10 @@ Result<TpuModelledTime> ModelTpuKernel(const Target& tpu, const TpuKernelShape& 
   }
   const double vpu_s = double(k.vpu_flops_per_step) / TpuVpuFlopsPerS(tpu);
   const double eup_s = double(k.transcendentals_per_step) / TpuEupOpsPerS(tpu);
-  const double compute_step = std::max({mxu_s, vpu_s, eup_s});
+  // Each TensorCore has its own XLU.
+  const double xlu_s = double(k.xlu_vregs_per_step) * c.xlu_cycles_per_vreg /
+                       (TpuClockHz(tpu) * std::max(tpu.cores, 1));
+  const double compute_step = std::max({mxu_s, vpu_s, eup_s, xlu_s});
 
   const double bw = tpu.bandwidth_bytes_per_s * c.hbm_efficiency;
   const double in_step = double(k.in_bytes_per_step) / bw;
@@ -91,6 +94,7 @@ Result<TpuModelledTime> ModelTpuKernel(const Target& tpu, const TpuKernelShape& 
   const Part parts[] = {{"mxu", steps * mxu_s},
                         {"vpu", steps * vpu_s},
                         {"eup", steps * eup_s},
+                        {"xlu", steps * xlu_s},
                         {"hbm", t.memory_s},
                         {"overhead", overhead}};
   t.bound = std::max_element(std::begin(parts), std::end(parts),
@@ -105,6 +109,7 @@ nlohmann::json ToJson(const TpuKernelShape& k) {
           {"mxu", {{"m", k.mxu_m}, {"n", k.mxu_n}, {"k", k.mxu_k}, {"bf16", k.mxu_bf16}}},
           {"vpu_flops_per_step", k.vpu_flops_per_step},
           {"transcendentals_per_step", k.transcendentals_per_step},
+          {"xlu_vregs_per_step", k.xlu_vregs_per_step},
           {"in_bytes_per_step", k.in_bytes_per_step},
           {"out_bytes_per_step", k.out_bytes_per_step},
           {"prologue_bytes", k.prologue_bytes},
@@ -122,7 +127,8 @@ nlohmann::json ToJson(const TpuModelConstants& c) {
           {"f32_matmul_slowdown", c.f32_matmul_slowdown},
           {"hbm_efficiency", c.hbm_efficiency},
           {"step_overhead_s", c.step_overhead_s},
-          {"launch_overhead_s", c.launch_overhead_s}};
+          {"launch_overhead_s", c.launch_overhead_s},
+          {"xlu_cycles_per_vreg", c.xlu_cycles_per_vreg}};
 }
 
 Result<TpuModelConstants> TpuModelConstantsFromJson(const nlohmann::json& j) {
@@ -139,7 +145,8 @@ Result<TpuModelConstants> TpuModelConstantsFromJson(const nlohmann::json& j) {
                             std::pair{"f32_matmul_slowdown", &c.f32_matmul_slowdown},
                             std::pair{"hbm_efficiency", &c.hbm_efficiency},
                             std::pair{"step_overhead_s", &c.step_overhead_s},
-                            std::pair{"launch_overhead_s", &c.launch_overhead_s}}) {
+                            std::pair{"launch_overhead_s", &c.launch_overhead_s},
+                            std::pair{"xlu_cycles_per_vreg", &c.xlu_cycles_per_vreg}}) {
     if (Status s = read(key, *field); !s.ok()) return s;
   }
   return c;

@@ -89,6 +89,23 @@ TEST(TpuPerfModelTest, MxuPaddingWasteCounts) {
                    4 * mxu_time("tpu-v5e", 256, 256, 256));
 }
 
+TEST(TpuPerfModelTest, CrossLaneReductionsRunOnTheXlu) {
+  TpuKernelShape k;
+  k.name = "rowsum";
+  k.xlu_vregs_per_step = 1000;
+  TpuModelConstants c = Ideal();
+  c.xlu_cycles_per_vreg = 8;
+  // v5e's derived clock is 197e12 / 131072 = 1.502991e9 Hz: 8000 cycles = 5.322721e-6 s.
+  Result<TpuModelledTime> t = ModelTpuKernel(Tpu("tpu-v5e"), k, c);
+  ASSERT_TRUE(t.ok());
+  EXPECT_NEAR(t->seconds, 5.322721e-6, 1e-11);
+  EXPECT_EQ(t->bound, "xlu");
+  // v5p: two TensorCores, each with its XLU, at 459e12 / 262144 = 1.750946e9 Hz.
+  t = ModelTpuKernel(Tpu("tpu-v5p"), k, c);
+  ASSERT_TRUE(t.ok());
+  EXPECT_NEAR(t->seconds, 8000 / 1.750946e9 / 2, 1e-11);
+}
+
 TEST(TpuPerfModelTest, OverheadsAndOneOffCopies) {
   TpuKernelShape empty;
   empty.name = "empty";
@@ -145,6 +162,7 @@ TEST(TpuPerfModelTest, ConstantsRoundTripThroughJson) {
   c.hbm_efficiency = 0.6;
   c.step_overhead_s = 1e-7;
   c.launch_overhead_s = 3e-6;
+  c.xlu_cycles_per_vreg = 33;
   Result<TpuModelConstants> back = TpuModelConstantsFromJson(ToJson(c));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->mxu_efficiency, 0.7);
@@ -152,6 +170,7 @@ TEST(TpuPerfModelTest, ConstantsRoundTripThroughJson) {
   EXPECT_EQ(back->hbm_efficiency, 0.6);
   EXPECT_EQ(back->step_overhead_s, 1e-7);
   EXPECT_EQ(back->launch_overhead_s, 3e-6);
+  EXPECT_EQ(back->xlu_cycles_per_vreg, 33);
   EXPECT_FALSE(TpuModelConstantsFromJson({{"mxu_efficiency", "fast"}}).ok());
   EXPECT_EQ(ToJson(*ModelTpuKernel(Tpu("tpu-v5e"), Matmul512(2)))["bound"], "mxu");
 }
