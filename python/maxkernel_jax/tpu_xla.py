@@ -27,9 +27,17 @@ def quiet_libtpu_env():
     TPUs), and an accelerator type so that libtpu does not warn about the missing hardware.
     Call before jax is imported; values already set are kept, except JAX_PLATFORMS."""
     os.environ["JAX_PLATFORMS"] = "cpu"
+    allow_shared_libtpu()
     os.environ.setdefault("TPU_ACCELERATOR_TYPE", "v5litepod-4")
     os.environ.setdefault("TPU_WORKER_HOSTNAMES", "localhost")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+def allow_shared_libtpu():
+    """libtpu takes a machine-wide lock (/tmp/libtpu_lockfile) when it loads, so a second process
+    (a parallel bridge call, a test's subprocess) fails with "Internal error when accessing
+    libtpu multi-process lockfile". The lock guards TPU chips; compile-only use touches none."""
+    os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
 
 
 def generation_of(name: str) -> str:
@@ -68,6 +76,7 @@ def device(generation: str):
         if not libtpu_available():
             raise BridgeError("libtpu is not installed: run scripts/setup.sh (it installs the "
                               "version jax's tpu extra pins)")
+        allow_shared_libtpu()
         from jax.experimental import topologies
 
         _DEVICES[gen] = topologies.get_topology_desc(TOPOLOGIES[gen], "tpu").devices[0]
@@ -201,6 +210,6 @@ def task_xla_cost(task: dict, generation: str) -> dict:
     return out
 
 
-__all__ = ["TOPOLOGIES", "quiet_libtpu_env", "generation_of", "libtpu_available", "versions",
+__all__ = ["TOPOLOGIES", "quiet_libtpu_env", "allow_shared_libtpu", "generation_of", "libtpu_available", "versions",
            "device", "classify_error", "compile_for_tpu", "compile_hlo_for_tpu",
            "task_xla_cost"]

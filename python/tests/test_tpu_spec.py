@@ -56,6 +56,7 @@ def test_known_differences_really_differ():
 
 def test_every_topology_gives_compile_only_devices():
     pytest.importorskip("libtpu", reason="libtpu is not installed (scripts/setup.sh installs it)")
+    os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")  # see tpu_xla.allow_shared_libtpu
     from jax.experimental import topologies
 
     for g in GENERATIONS:
