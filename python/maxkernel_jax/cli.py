@@ -11,8 +11,10 @@ EXIT_BAD_INPUT = 2
 
 
 def _quiet_jax():
-    # XLA:CPU only; silence the "no GPU/TPU found" notice.
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    # XLA:CPU only, whatever the caller's environment says: with libtpu installed (TPU targets
+    # compile with it, compile-only) jax would otherwise probe for TPUs and print errors. Also
+    # silences the "no GPU/TPU found" notice.
+    os.environ["JAX_PLATFORMS"] = "cpu"
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 

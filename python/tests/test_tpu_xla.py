@@ -3,10 +3,12 @@ and the compiler's refusals classified. Tests that compile skip without libtpu."
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
-from conftest import REPO, run_bridge
+from conftest import PYTHON_DIR, REPO, run_bridge
 from maxkernel_jax import tpu_xla
 from maxkernel_jax.errors import BridgeError
 
@@ -122,3 +124,13 @@ def test_cli_refuses_an_unknown_generation():
 def test_hlo_that_does_not_parse_is_bad_input(tmp_path):
     with pytest.raises(BridgeError, match="not HLO text"):
         tpu_xla.compile_hlo_for_tpu("HloModule broken\nENTRY {", "v5e", "x.hlo")
+
+
+def test_bridge_runs_on_the_cpu_platform_whatever_the_caller_says(tmp_path):
+    # With JAX_PLATFORMS=tpu and no TPU, jax would fail to start a backend.
+    env = dict(os.environ, JAX_PLATFORMS="tpu", PYTHONPATH=PYTHON_DIR)
+    r = subprocess.run([sys.executable, "-m", "maxkernel_jax", "expected", TASK,
+                        "-o", str(tmp_path)], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "out0.npy").exists()
