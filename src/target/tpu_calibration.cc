@@ -161,6 +161,27 @@ TpuCalibrationSplit SplitTpuCalibration(std::vector<TpuCalibrationSample> sample
   return split;
 }
 
+TpuModelConstants FittedTpuModelConstants(const Target& tpu) {
+  TpuModelConstants c;
+  // bench/tpu/model-v5e.json and model-v6e.json, as maxkernel-tpu-fit wrote them.
+  if (tpu.name == "tpu-v5e") {
+    c.mxu_efficiency = 0.5946035575013605;
+    c.f32_matmul_slowdown = 2.2167368234473575;
+    c.hbm_efficiency = 0.9364497182084376;
+    c.step_overhead_s = 1.5232572527714743e-07;
+    c.launch_overhead_s = 1e-09;
+    c.xlu_cycles_per_vreg = 40.499824466521815;
+  } else if (tpu.name == "tpu-v6e") {
+    c.mxu_efficiency = 0.4532561302374955;
+    c.f32_matmul_slowdown = 3.022417845327892;
+    c.hbm_efficiency = 1.0;
+    c.step_overhead_s = 1e-09;
+    c.launch_overhead_s = 1e-09;
+    c.xlu_cycles_per_vreg = 21.347801919353405;
+  }
+  return c;
+}
+
 double SpearmanRho(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.size() != b.size() || a.size() < 2) return 0;
   const std::vector<double> ra = Ranks(a), rb = Ranks(b);

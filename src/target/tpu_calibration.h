@@ -70,6 +70,12 @@ Result<TpuModelConstants> FitTpuModelConstants(
     const std::vector<TpuCalibrationSample>& samples, const Target& tpu,
     const TpuModelConstants& start = TpuModelConstants::Default());
 
+// The constants fitted for `tpu`'s generation (bench/tpu/model-<gen>.json, compiled in so the
+// model needs no file at run time; target_test checks the two agree), or Default() for a
+// generation without a fit (v4, v5p, 7x). A fit leaves launch_overhead_s at its floor: XLA:TPU's
+// estimates of single fusions carry no launch cost (docs/TPU.md).
+TpuModelConstants FittedTpuModelConstants(const Target& tpu);
+
 // Spearman's rank correlation (ties get their mean rank); 0 when either side is constant or
 // the sizes differ.
 double SpearmanRho(const std::vector<double>& a, const std::vector<double>& b);

@@ -203,7 +203,19 @@ TEST(TpuCalibrationTest, CommittedFitReproducesAndHoldsOut) {
                 model["quality"]["fitted"]["held_out"]["median_rel_error"].get<double>(), 1e-9);
     EXPECT_LT(fitted->median_rel_error, defaults->median_rel_error);
     EXPECT_GE(fitted->spearman_rho, 0.8);
+    // The compiled-in copy is the committed one.
+    const TpuModelConstants built_in = FittedTpuModelConstants(tpu);
+    EXPECT_DOUBLE_EQ(built_in.mxu_efficiency, committed->mxu_efficiency);
+    EXPECT_DOUBLE_EQ(built_in.f32_matmul_slowdown, committed->f32_matmul_slowdown);
+    EXPECT_DOUBLE_EQ(built_in.hbm_efficiency, committed->hbm_efficiency);
+    EXPECT_DOUBLE_EQ(built_in.step_overhead_s, committed->step_overhead_s);
+    EXPECT_DOUBLE_EQ(built_in.launch_overhead_s, committed->launch_overhead_s);
+    EXPECT_DOUBLE_EQ(built_in.xlu_cycles_per_vreg, committed->xlu_cycles_per_vreg);
   }
+  // Generations without a fit keep the defaults.
+  const TpuModelConstants v4 = FittedTpuModelConstants(TpuTarget(*FindTpuSpec("tpu-v4")));
+  EXPECT_EQ(v4.mxu_efficiency, TpuModelConstants::Default().mxu_efficiency);
+  EXPECT_EQ(v4.launch_overhead_s, TpuModelConstants::Default().launch_overhead_s);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "target/tpu_perf_model.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "target/tpu_spec.h"
 
