@@ -41,4 +41,20 @@ if [ -f python/pyproject.toml ] && ! "$PYTHON" -c 'import maxkernel_jax' 2>/dev/
   echo "setup: installing the maxkernel_jax bridge (editable)"
   "$PYTHON" -m pip install "${PIP_FLAGS[@]}" --no-deps -e python/
 fi
+# libtpu: XLA:TPU and Mosaic, used compile-only (no TPU is attached; docs/TPU.md). The version is
+# the one the installed jax's `tpu` extra pins, read from jax's own metadata; every bridge call
+# runs with JAX_PLATFORMS=cpu so that jax does not probe for TPUs it would not find.
+TPU_SETUP=python/maxkernel_jax/tpu_setup.py
+if libtpu_state=$("$PYTHON" "$TPU_SETUP" --check); then
+  echo "setup: $libtpu_state"
+elif libtpu_req=$("$PYTHON" "$TPU_SETUP" --requirement); then
+  echo "setup: $libtpu_state; installing $libtpu_req (about 140 MB)"
+  "$PYTHON" -m pip install "${PIP_FLAGS[@]}" --no-deps "$libtpu_req"
+  "$PYTHON" "$TPU_SETUP" --check >/dev/null || {
+    echo "setup: $libtpu_req installed but still not usable: $("$PYTHON" "$TPU_SETUP" --check)" >&2
+    exit 1
+  }
+else
+  echo "setup: skipping libtpu ($libtpu_state); TPU targets will compile nothing" >&2
+fi
 echo "setup: done"

@@ -11,8 +11,10 @@ EXIT_BAD_INPUT = 2
 
 
 def _quiet_jax():
-    # XLA:CPU only; silence the "no GPU/TPU found" notice.
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    # XLA:CPU only, whatever the caller's environment says: with libtpu installed (TPU targets
+    # compile with it, compile-only) jax would otherwise probe for TPUs and print errors. Also
+    # silences the "no GPU/TPU found" notice.
+    os.environ["JAX_PLATFORMS"] = "cpu"
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
@@ -56,10 +58,42 @@ def _parser():
     s.add_argument("--scale", default="ci")
     s.add_argument("--only", default="", help="comma-separated ids")
     s.add_argument("-o", "--out", default=None, help="default: ROOT (tasks go to OUT/<id>/<scale>)")
+
+    x = sub.add_parser("tpu-xla-cost",
+                       help="XLA:TPU's own time estimate of a task's module.hlo (compile-only)")
+    x.add_argument("--task", required=True, help="task directory (with module.hlo)")
+    x.add_argument("--generation", default="v5e", help="v4, v5e, v5p, v6e or 7x")
+    x.add_argument("--json", action="store_true", help="the whole result as JSON")
     return ap
 
 
+def _tpu_xla_cost(args) -> int:
+    # libtpu compile-only: jax on its CPU platform, libtpu quiet about the missing TPU.
+    from .tpu_xla import quiet_libtpu_env
+
+    quiet_libtpu_env()
+    from .taskfile import load_task
+    from .tpu_xla import task_xla_cost
+
+    result = task_xla_cost(load_task(args.task), args.generation)
+    if args.json:
+        print(json.dumps(result))
+    elif result["ok"]:
+        cost = result["cost"]
+        print(f"{cost.get('optimal_seconds', float('nan')):.6g} s (XLA:TPU estimate for "
+              f"{result['generation']}, not a measurement)")
+    if not result["ok"]:
+        err = result["error"]
+        if not args.json:
+            print(f"error: XLA:TPU cannot compile {args.task} for {args.generation} "
+                  f"({err['kind']}): {err['message'].splitlines()[0]}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _run(args) -> int:
+    if args.command == "tpu-xla-cost":
+        return _tpu_xla_cost(args)
     if args.command == "export":
         from .export import export
 

@@ -1,6 +1,7 @@
 #include "target/target.h"
 
 #include "target/isa_level.h"
+#include "target/tpu_spec.h"
 
 #include <unistd.h>
 
@@ -123,8 +124,9 @@ Target HostCpu() {
 
 Result<Target> TargetByName(const std::string& name) {
   if (name == "cpu") return HostCpu();
+  if (const TpuSpec* tpu = FindTpuSpec(name)) return TpuTarget(*tpu);
   return InvalidArgument("unknown or not yet supported target '" + name +
-                         "' (supported: cpu)");
+                         "' (supported: cpu, " + TpuTargetNames() + ")");
 }
 
 }  // namespace mk::target

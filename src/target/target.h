@@ -52,7 +52,9 @@ Target HostCpu();
 // VM: glibc gave 320 MiB of L3 on a Zen 4 EPYC whose sysfs and lscpu say 32 MiB.
 int64_t SysfsCacheBytes(const std::string& cache_dir, int level);
 
-// "cpu" (this machine). Other names are listed but not yet generated for.
+// "cpu" (this machine), or a TPU generation from the spec table (target/tpu_spec.h: "tpu-v4",
+// "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-7x"). Any other name is an InvalidArgument listing
+// every supported name.
 Result<Target> TargetByName(const std::string& name);
 
 }  // namespace mk::target

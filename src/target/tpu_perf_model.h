@@ -25,6 +25,10 @@ struct TpuKernelShape {
   bool mxu_bf16 = true;         // operands in bf16 (f32 matmuls run at a fraction of the rate)
   int64_t vpu_flops_per_step = 0;
   int64_t transcendentals_per_step = 0;
+  // Vector registers (4 KiB: 8 x 128 words) reduced across the 128 lanes per step, on the XLU
+  // (a row reduction over the last axis). A kernel that first adds rows together on the VPU
+  // sends only its partial sums here.
+  int64_t xlu_vregs_per_step = 0;
   // Bytes moved between HBM and VMEM per step: blocks whose index changes from one step to the
   // next are copied in (or out); a block whose index stays is not copied again.
   int64_t in_bytes_per_step = 0;
@@ -43,6 +47,7 @@ struct TpuModelConstants {
   double hbm_efficiency = 0.85;    // share of the HBM peak a DMA stream reaches
   double step_overhead_s = 0.35e-6;  // per grid step: pipeline bookkeeping, DMA issue
   double launch_overhead_s = 2e-6;   // per pallas_call
+  double xlu_cycles_per_vreg = 8;    // a cross-lane reduction of one vreg (log2(128) = 7 steps)
   static TpuModelConstants Default() { return {}; }
 };
 
@@ -51,15 +56,25 @@ struct TpuModelledTime {
   double compute_s = 0;     // per-step compute summed over the grid
   double memory_s = 0;      // per-step DMA summed over the grid
   bool fits_vmem = true;    // vmem_bytes within the generation's VMEM
-  std::string bound;        // "mxu", "vpu", "hbm", "overhead"
+  std::string bound;        // "mxu", "vpu", "eup", "xlu", "hbm", "overhead": the largest part
 };
 
 // The modelled time of one kernel on `tpu` (a Target of kind kTpu). A kernel whose blocks do
 // not fit VMEM is an InvalidArgument naming the bytes, not a slow time.
+//   seconds = launch + (prologue + epilogue bytes) / HBM
+//           + first step's in-DMA + compute + (steps - 1) x max(compute, in + out DMA)
+//           + last step's out-DMA + steps x step overhead
+// where a step's compute is the busiest of MXU (block dims padded up to multiples of mxu_dim),
+// VPU, EUP (rates: target/tpu_spec.h) and XLU (xlu_cycles_per_vreg at the derived clock), and
+// DMA runs at hbm_efficiency x the HBM peak.
 Result<TpuModelledTime> ModelTpuKernel(const Target& tpu, const TpuKernelShape& kernel,
                                        const TpuModelConstants& c = TpuModelConstants::Default());
 
 nlohmann::json ToJson(const TpuKernelShape& k);
 nlohmann::json ToJson(const TpuModelledTime& t);
+nlohmann::json ToJson(const TpuModelConstants& c);
+// The constants as ToJson writes them (bench/tpu/model-<gen>.json's "constants"); a key left
+// out keeps its default, a key that is not a number is an InvalidArgument.
+Result<TpuModelConstants> TpuModelConstantsFromJson(const nlohmann::json& j);
 
 }  // namespace mk::target

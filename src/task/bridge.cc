@@ -19,13 +19,16 @@ std::string BridgePython() {
 }
 
 Result<ProcessResult> RunBridge(const std::vector<std::string>& args, double timeout_s) {
-  std::vector<std::string> argv;
+  // `env` sets the variables for the child only; our own environment stays as it is.
+  // JAX_PLATFORMS=cpu whatever the caller's: with libtpu installed (TPU targets compile with it,
+  // compile-only) jax would otherwise probe for TPUs that are not there and print errors, and a
+  // TPU target's compile-only devices come from get_topology_desc, not from the platform list.
+  std::vector<std::string> argv = {"env", "JAX_PLATFORMS=cpu"};
   std::error_code ec;
   const std::string python_dir = MK_PYTHON_DIR;
   if (fs::is_directory(python_dir, ec)) {
-    // `env` sets the variable for the child only; our own environment stays as it is.
     std::string path = Env("PYTHONPATH");
-    argv = {"env", "PYTHONPATH=" + (path.empty() ? python_dir : path + ":" + python_dir)};
+    argv.push_back("PYTHONPATH=" + (path.empty() ? python_dir : path + ":" + python_dir));
   }
   argv.push_back(BridgePython());
   argv.push_back("-m");

@@ -14,7 +14,8 @@ namespace mk::task {
 std::string BridgePython();
 
 // Runs `python -m maxkernel_jax <args...>`. The package is found where pip installed it; the
-// source checkout's python/ folder is added to PYTHONPATH as a fallback. Returns an error
+// source checkout's python/ folder is added to PYTHONPATH as a fallback. The child always runs
+// with JAX_PLATFORMS=cpu (libtpu is used compile-only, never as a platform). Returns an error
 // only if Python could not be started; the bridge's own exit code is in the result
 // (0 ok, 2 bad input with one line on stderr).
 Result<ProcessResult> RunBridge(const std::vector<std::string>& args, double timeout_s = 0);
