@@ -8,6 +8,7 @@ DEBIAN_PACKAGES=(
   build-essential cmake ninja-build ccache g++ clang libclang-rt-14-dev
   nlohmann-json3-dev libcli11-dev libssl-dev libfmt-dev libspdlog-dev libsqlite3-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev
+  libxgboost-dev  # the search's cost model
   libdnnl-dev libopenblas-dev  # linked only into maxkernel-baselines (maxkernel bench)
   prometheus  # promtool, for the tests that check the metrics textfiles
   python3 python3-pip

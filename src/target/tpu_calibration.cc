@@ -1,5 +1,7 @@
 #include "target/tpu_calibration.h"
 
+#include "support/rank_stats.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -35,20 +37,6 @@ double Loss(const std::vector<TpuKernelShape>& kernels, const std::vector<double
   return loss;
 }
 
-std::vector<double> Ranks(const std::vector<double>& v) {
-  std::vector<size_t> order(v.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
-  std::vector<double> rank(v.size());
-  for (size_t i = 0; i < order.size();) {
-    size_t j = i;
-    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
-    const double mean = (double(i) + double(j)) / 2 + 1;
-    for (size_t t = i; t <= j; ++t) rank[order[t]] = mean;
-    i = j + 1;
-  }
-  return rank;
-}
 
 }  // namespace
 
@@ -182,19 +170,6 @@ TpuModelConstants FittedTpuModelConstants(const Target& tpu) {
   return c;
 }
 
-double SpearmanRho(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() != b.size() || a.size() < 2) return 0;
-  const std::vector<double> ra = Ranks(a), rb = Ranks(b);
-  const double n = double(a.size());
-  const double mean = (n + 1) / 2;
-  double cov = 0, va = 0, vb = 0;
-  for (size_t i = 0; i < ra.size(); ++i) {
-    cov += (ra[i] - mean) * (rb[i] - mean);
-    va += (ra[i] - mean) * (ra[i] - mean);
-    vb += (rb[i] - mean) * (rb[i] - mean);
-  }
-  return va > 0 && vb > 0 ? cov / std::sqrt(va * vb) : 0;
-}
 
 Result<TpuFitQuality> EvaluateTpuModel(const std::vector<TpuCalibrationSample>& samples,
                                        const Target& tpu, const TpuModelConstants& c) {

@@ -76,8 +76,5 @@ Result<TpuModelConstants> FitTpuModelConstants(
 // estimates of single fusions carry no launch cost (docs/TPU.md).
 TpuModelConstants FittedTpuModelConstants(const Target& tpu);
 
-// Spearman's rank correlation (ties get their mean rank); 0 when either side is constant or
-// the sizes differ.
-double SpearmanRho(const std::vector<double>& a, const std::vector<double>& b);
 
 }  // namespace mk::target

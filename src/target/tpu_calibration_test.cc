@@ -1,5 +1,5 @@
 // The calibration of the TPU model: the default blocking of plain ops (worked out by hand), the
-// split, Spearman's rho, the fit recovering known constants, and the committed fit
+// split, the fit recovering known constants, and the committed fit
 // (bench/tpu/model-<gen>.json) reproduced from the committed XLA:TPU estimates.
 #include "target/tpu_calibration.h"
 
@@ -116,15 +116,6 @@ TEST(TpuCalibrationTest, SplitAlternatesWithinEachKindInNameOrder) {
   EXPECT_EQ(split.fit[2].name, "reduce_f32_1x1");
   EXPECT_EQ(split.held_out[0].name, "matmul_bf16_2x1x1");
   EXPECT_EQ(split.held_out[1].name, "reduce_f32_2x2");
-}
-
-TEST(TpuCalibrationTest, SpearmanRho) {
-  EXPECT_DOUBLE_EQ(SpearmanRho({1, 2, 3, 4}, {10, 20, 30, 1000}), 1);
-  EXPECT_DOUBLE_EQ(SpearmanRho({1, 2, 3, 4}, {4, 3, 2, 1}), -1);
-  // Ties take their mean rank: ranks (1, 2.5, 2.5, 4) against (1, 2, 3, 4) = 4.5 / sqrt(22.5).
-  EXPECT_NEAR(SpearmanRho({1, 2, 2, 3}, {1, 2, 3, 4}), 4.5 / std::sqrt(22.5), 1e-12);
-  EXPECT_EQ(SpearmanRho({1, 1, 1}, {1, 2, 3}), 0);
-  EXPECT_EQ(SpearmanRho({1, 2}, {1, 2, 3}), 0);
 }
 
 // Estimates made by the model itself with known constants: the fit must find them again.

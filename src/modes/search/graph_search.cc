@@ -23,6 +23,7 @@ std::string Seconds(double s) {
 
 bool GraphSearch::Worse::operator()(const Entry& a, const Entry& b) const {
   if (!Same(a.f, b.f)) return a.f > b.f;
+  if (a.score != b.score) return a.score < b.score;
   if (a.distance != b.distance) return a.distance > b.distance;
   if (a.node.size() != b.node.size()) return a.node.size() < b.node.size();
   return a.seq > b.seq;
@@ -30,6 +31,57 @@ bool GraphSearch::Worse::operator()(const Entry& a, const Entry& b) const {
 
 GraphSearch::GraphSearch(DecisionGraph graph, LowerBound bound, SearchOptions options, uint64_t seed)
     : graph_(std::move(graph)), bound_(std::move(bound)), options_(options), rng_(seed) {}
+
+void GraphSearch::UseModel(FeatureMap features, std::optional<CostModel> prior) {
+  features_ = std::move(features);
+  model_ = std::move(prior);
+  model_is_prior_ = model_.has_value();
+}
+
+void GraphSearch::Score(std::vector<Entry>& entries) {
+  if (!features_ || !model_ || entries.empty()) return;
+  std::vector<float> rows;
+  for (const Entry& e : entries) {
+    std::vector<float> f = features_->Of(graph_.ToCandidate(e.node));
+    rows.insert(rows.end(), f.begin(), f.end());
+  }
+  Result<std::vector<float>> scores = model_->Predict(rows, features_->columns());
+  if (!scores.ok() || scores->size() != entries.size()) {
+    model_error_ = scores.ok() ? "the model gave a score count that is not the row count"
+                               : scores.status().message();
+    model_.reset();  // ordered by distance from here on; the error is in Stats()
+    for (Entry& e : entries) e.score = 0;
+    return;
+  }
+  predicted_ += entries.size();
+  for (size_t i = 0; i < entries.size(); ++i) entries[i].score = (*scores)[i];
+}
+
+void GraphSearch::Retrain() {
+  RankingData data = run_rows_;
+  data.relevance = RelevanceOfTimes(run_times_);
+  data.group_sizes = {static_cast<unsigned>(run_times_.size())};
+  CostModel::Options o;
+  o.seed = rng_() & 0x7fffffff;  // XGBoost reads its seed as a signed integer
+  Result<CostModel> m = CostModel::Train(data, o);
+  if (!m.ok()) {
+    model_error_ = m.status().message();
+    return;
+  }
+  model_ = std::move(*m);
+  model_error_.clear();
+  model_is_prior_ = false;
+  trained_rows_ = run_times_.size();
+  ++retrained_;
+  // The frontier's scores came from the old model: score it again.
+  std::vector<Entry> all;
+  while (!frontier_.empty()) {
+    all.push_back(frontier_.top());
+    frontier_.pop();
+  }
+  Score(all);
+  for (auto& e : all) frontier_.push(std::move(e));
+}
 
 double GraphSearch::BoundOfNode(const Node& n) const { return bound_.Of(graph_.Fixed(n)); }
 
@@ -52,18 +104,19 @@ GraphSearch::Entry GraphSearch::MakeEntry(Node n, int distance) {
   return e;
 }
 
+std::string GraphSearch::PruneReason(const Node& n) const {
+  if (n.empty()) return "root";
+  const Decision& d = graph_.decision(n.size() - 1);
+  const space::ParamDomain& dom = graph_.domain(d);
+  return "kernel " + std::to_string(d.kernel) + " " + dom.name + "=" +
+         std::to_string(dom.values[static_cast<size_t>(n.back())]);
+}
+
 void GraphSearch::Prune(const Node& n, double f) {
   (void)f;
   const uint64_t points = graph_.Completions(n);
   pruned_points_ += points;
-  std::string why = "root";
-  if (!n.empty()) {
-    const Decision& d = graph_.decision(n.size() - 1);
-    const space::ParamDomain& dom = graph_.domain(d);
-    why = "kernel " + std::to_string(d.kernel) + " " + dom.name + "=" +
-          std::to_string(dom.values[static_cast<size_t>(n.back())]);
-  }
-  pruned_by_[why] += points;
+  pruned_by_[PruneReason(n)] += points;
 }
 
 bool GraphSearch::Propose(const Node& n, space::Candidate& out) {
@@ -86,6 +139,11 @@ void GraphSearch::Record(const space::Candidate& candidate, std::optional<double
     violations_.push_back({{"bound_s", b}, {"measured_s", *time_s}, {"candidate", space::ToJson(candidate)}});
   }
   if (!best_s_ || *time_s < *best_s_) best_s_ = *time_s;
+  if (features_) {
+    run_rows_.Add(features_->Of(candidate), 0);
+    run_times_.push_back(*time_s);
+    if (run_times_.size() >= kMinRowsToTrain && run_times_.size() >= trained_rows_ + 2) Retrain();
+  }
 }
 
 bool GraphSearch::Tried(const space::Candidate& candidate) const {
@@ -104,7 +162,9 @@ std::optional<space::Candidate> GraphSearch::Next() {
 
 std::optional<space::Candidate> GraphSearch::NextAstar() {
   if (!started_) {
-    frontier_.push(MakeEntry({}, 0));
+    std::vector<Entry> root = {MakeEntry({}, 0)};
+    Score(root);
+    frontier_.push(std::move(root[0]));
     started_ = true;
   }
   while (!frontier_.empty()) {
@@ -122,6 +182,7 @@ std::optional<space::Candidate> GraphSearch::NextAstar() {
     ++expanded_;
     if (explored_.size() < kExploredLimit) explored_.push_back({e.node, "f " + Seconds(e.f) + " s"});
     const size_t i = e.node.size();
+    std::vector<Entry> children;
     for (int v : graph_.ChildOrder(i)) {
       Node child = e.node;
       child.push_back(v);
@@ -130,8 +191,10 @@ std::optional<space::Candidate> GraphSearch::NextAstar() {
         Prune(ce.node, ce.f);
         continue;
       }
-      frontier_.push(std::move(ce));
+      children.push_back(std::move(ce));
     }
+    Score(children);  // only what survived the bound is shown to the model
+    for (auto& c : children) frontier_.push(std::move(c));
     if (static_cast<int64_t>(frontier_.size()) > options_.max_frontier) {
       // Keep the better half: the rest is dropped unmeasured (counted apart from the pruned).
       std::vector<Entry> all;
@@ -176,6 +239,7 @@ std::optional<space::Candidate> GraphSearch::NextBeam() {
           next.push_back(std::move(ce));
         }
       }
+      Score(next);
       std::sort(next.begin(), next.end(), [](const Entry& a, const Entry& b) { return Worse()(b, a); });
       if (next.size() > width) {
         truncated = true;
@@ -227,18 +291,24 @@ std::optional<space::Candidate> GraphSearch::NextExhaustive() {
 nlohmann::json GraphSearch::Stats() const {
   // Frontier nodes the best time has put out of reach since they were queued are pruned too.
   uint64_t pruned = pruned_points_;
+  std::map<std::string, uint64_t> pruned_by = pruned_by_;
   auto copy = frontier_;
   size_t frontier = 0;
   while (!copy.empty()) {
-    if (copy.top().f > PruneLimit()) pruned += graph_.Completions(copy.top().node);
-    else ++frontier;
+    if (copy.top().f > PruneLimit()) {
+      const uint64_t points = graph_.Completions(copy.top().node);
+      pruned += points;
+      pruned_by[PruneReason(copy.top().node)] += points;
+    } else {
+      ++frontier;
+    }
     copy.pop();
   }
-  std::vector<std::pair<std::string, uint64_t>> by(pruned_by_.begin(), pruned_by_.end());
+  std::vector<std::pair<std::string, uint64_t>> by(pruned_by.begin(), pruned_by.end());
   std::sort(by.begin(), by.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  nlohmann::json pruned_by = nlohmann::json::array();
+  nlohmann::json pruned_by_json = nlohmann::json::array();
   for (size_t i = 0; i < by.size() && i < 10; ++i) {
-    pruned_by.push_back({{"decision", by[i].first}, {"points", by[i].second}});
+    pruned_by_json.push_back({{"decision", by[i].first}, {"points", by[i].second}});
   }
   std::vector<double> ratios;
   for (const auto& [b, m] : checks_) ratios.push_back(b / m);
@@ -258,11 +328,18 @@ nlohmann::json GraphSearch::Stats() const {
           {"frontier", frontier},
           {"pruned_points", pruned},
           {"pruned_share", space ? static_cast<double>(pruned) / static_cast<double>(space) : 0.0},
-          {"pruned_by", pruned_by},
+          {"pruned_by", pruned_by_json},
           {"dropped_points", dropped_points_},
           {"best_s", best_s_ ? nlohmann::json(*best_s_) : nlohmann::json(nullptr)},
-          {"predicted", 0},
-          {"model", nullptr},
+          {"predicted", predicted_},
+          {"model", features_ ? nlohmann::json{{"kind", "xgboost rank:pairwise"},
+                                               {"features", features_->columns()},
+                                               {"trained_on_run_rows", trained_rows_},
+                                               {"retrained", retrained_},
+                                               {"prior", model_is_prior_},
+                                               {"error", model_error_.empty() ? nlohmann::json(nullptr)
+                                                                              : nlohmann::json(model_error_)}}
+                              : nlohmann::json(nullptr)},
           {"admissibility",
            {{"checked", checks_.size()},
             {"violations", violations_},

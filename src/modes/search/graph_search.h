@@ -23,7 +23,9 @@
 #include <vector>
 
 #include "modes/proposer.h"
+#include "modes/search/cost_model.h"
 #include "modes/search/decision_graph.h"
+#include "modes/search/features.h"
 #include "modes/search/lower_bound.h"
 #include "modes/search/search_options.h"
 
@@ -32,6 +34,11 @@ namespace mk::modes::search {
 class GraphSearch final : public Proposer {
  public:
   GraphSearch(DecisionGraph graph, LowerBound bound, SearchOptions options, uint64_t seed);
+
+  // Orders the frontier with a cost model from here on: `prior` (trained elsewhere, e.g. on the
+  // suite) until this run has measured kMinRowsToTrain candidates, then one retrained on them.
+  void UseModel(FeatureMap features, std::optional<CostModel> prior = std::nullopt);
+  static constexpr size_t kMinRowsToTrain = 4;
 
   void Record(const space::Candidate& candidate, std::optional<double> time_s) override;
   std::optional<space::Candidate> Next() override;
@@ -53,6 +60,7 @@ class GraphSearch final : public Proposer {
  private:
   struct Entry {
     double f = 0;
+    float score = 0;   // the cost model's (higher: predicted faster); 0 without one
     int distance = 0;  // choices that differ from the start
     Node node;
     uint64_t seq = 0;
@@ -63,11 +71,16 @@ class GraphSearch final : public Proposer {
   double BoundOfNode(const Node& n) const;
   double PruneLimit() const;
   void Prune(const Node& n, double f);
+  // Why `n` was pruned: the decision it took last ("kernel 0 threads=1").
+  std::string PruneReason(const Node& n) const;
   std::optional<space::Candidate> NextAstar();
   std::optional<space::Candidate> NextBeam();
   std::optional<space::Candidate> NextRandom();
   std::optional<space::Candidate> NextExhaustive();
   Entry MakeEntry(Node n, int distance);
+  // Scores `entries` with the model (no-op without one).
+  void Score(std::vector<Entry>& entries);
+  void Retrain();
   bool Propose(const Node& n, space::Candidate& out);
 
   DecisionGraph graph_;
@@ -89,6 +102,15 @@ class GraphSearch final : public Proposer {
   // exhaustive
   std::optional<Node> cursor_;
   bool exhausted_ = false;
+  // the cost model
+  std::optional<FeatureMap> features_;
+  std::optional<CostModel> model_;
+  bool model_is_prior_ = false;
+  RankingData run_rows_;
+  std::vector<double> run_times_;
+  size_t trained_rows_ = 0;
+  uint64_t predicted_ = 0, retrained_ = 0;
+  std::string model_error_;
   // admissibility: (bound, measured) of every measured candidate
   std::vector<std::pair<double, double>> checks_;
   std::set<std::string> checked_;

@@ -8,7 +8,11 @@
 #include "modes/search/decision_graph.h"
 #include "modes/search/graph_search.h"
 #include "modes/search/lower_bound.h"
+#include "modes/search/plan_search.h"
 #include "modes/search/search_options.h"
+
+#include <cmath>
+#include <cstdio>
 
 namespace mk::modes::search {
 namespace {
@@ -188,6 +192,76 @@ TEST(SearchOptionsTest, RoundTripsAndRefusesNonsense) {
   EXPECT_FALSE(SearchOptionsFromJson({{"epsilon", 0.5}}).ok());
   EXPECT_FALSE(SearchOptionsFromJson({{"beam_width", 0}}).ok());
   EXPECT_FALSE(SearchOptionsFromJson({{"algorithm", 3}}).ok());
+}
+
+}  // namespace
+}  // namespace mk::modes::search
+
+namespace mk::modes::search {
+namespace {
+
+// A plan by hand: a GEMM-like kernel (threads, mc) and a loop kernel (threads, unroll), with
+// parameter names the feature map knows.
+agents::Plan TwoKernelPlan() {
+  agents::Plan plan;
+  plan.target.cores = 2;
+  plan.target.peak_flops_f32 = 2e9;
+  plan.target.bandwidth_bytes_per_s = 1e9;
+  agents::KernelRoofline gemm, loop;
+  gemm.family = "contraction";
+  gemm.flops = 2'000'000'000;
+  gemm.lower_bound_s = 1.0;
+  loop.family = "loop";
+  loop.bytes = 100'000'000;
+  loop.lower_bound_s = 0.1;
+  plan.kernels = {gemm, loop};
+  space::KernelSpace a, b;
+  a.params = {Domain("threads", {1, 2}, 2), Domain("mc", {16, 32, 64, 128, 256, 512}, 512)};
+  b.params = {Domain("threads", {1, 2}, 2), Domain("unroll", {1, 2, 4, 8}, 1)};
+  plan.spaces = {a, b};
+  plan.initial = Initial(plan.spaces);
+  return plan;
+}
+
+// Best at mc = 64 and unroll = 4, far from the start (512, 1): 1.0 s + penalties.
+double PlanTime(const space::Candidate& c) {
+  double t = 1.2 + 0.05 * std::abs(std::log2(c.For(0).Get("mc", 1)) - 6);
+  t += 0.01 * std::abs(std::log2(c.For(1).Get("unroll", 1)) - 2);
+  if (c.For(0).Get("threads", 2) == 1) t *= 1.7;
+  return t;
+}
+
+int MeasurementsToFindTheBest(bool use_model) {
+  agents::Plan plan = TwoKernelPlan();
+  SearchOptions o;
+  o.use_model = use_model;
+  auto s = SearchPlan(plan, o, 5);
+  int n = 0;
+  while (auto c = s->Next()) {
+    ++n;
+    const double t = PlanTime(*c);
+    s->Record(*c, t);
+    if (c->For(0).Get("mc", 0) == 64 && c->For(1).Get("unroll", 0) == 4) {
+      nlohmann::json st = s->Stats();
+      if (use_model) {
+        EXPECT_GT(st["predicted"].get<int>(), 0);
+        EXPECT_GE(st["model"]["retrained"].get<int>(), 1) << st["model"].dump();
+        EXPECT_TRUE(st["model"]["error"].is_null()) << st["model"].dump();
+      } else {
+        EXPECT_TRUE(st["model"].is_null());
+      }
+      return n;
+    }
+  }
+  return 1000;
+}
+
+TEST(GraphSearchTest, TheRetrainedModelFindsTheBestSoonerThanTheDistanceOrder) {
+  const int with = MeasurementsToFindTheBest(true);
+  const int without = MeasurementsToFindTheBest(false);
+  EXPECT_LT(with, without) << "with the model " << with << ", without " << without;
+  std::printf("measurements to the best: %d with the model, %d without\n", with, without);
+  EXPECT_LE(with, 24);  // of 24 points with threads=2 (the rest are pruned by the bound)
 }
 
 }  // namespace

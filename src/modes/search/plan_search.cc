@@ -1,5 +1,7 @@
 #include "modes/search/plan_search.h"
 
+#include "modes/search/features.h"
+
 namespace mk::modes::search {
 
 space::Candidate StartPoint(const agents::Plan& plan, bool analytical_init) {
@@ -31,7 +33,10 @@ std::unique_ptr<GraphSearch> SearchPlan(const agents::Plan& plan, const SearchOp
   std::vector<double> weights;
   for (const auto& k : plan.kernels) weights.push_back(k.lower_bound_s);
   DecisionGraph graph(plan.spaces, weights, StartPoint(plan, options.analytical_init));
-  return std::make_unique<GraphSearch>(std::move(graph), BoundOfPlan(plan), options, seed);
+  auto search = std::make_unique<GraphSearch>(std::move(graph), BoundOfPlan(plan), options, seed);
+  const bool ordered = options.algorithm == Algorithm::kAstar || options.algorithm == Algorithm::kBeam;
+  if (options.use_model && ordered) search->UseModel(FeatureMap(plan));
+  return search;
 }
 
 }  // namespace mk::modes::search

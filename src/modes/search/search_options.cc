@@ -27,6 +27,7 @@ nlohmann::json ToJson(const SearchOptions& o) {
           {"epsilon", o.epsilon},
           {"beam_width", o.beam_width},
           {"analytical_init", o.analytical_init},
+          {"use_model", o.use_model},
           {"max_frontier", o.max_frontier}};
 }
 
@@ -38,6 +39,7 @@ Result<SearchOptions> SearchOptionsFromJson(const nlohmann::json& j) {
     o.epsilon = j.value("epsilon", o.epsilon);
     o.beam_width = j.value("beam_width", o.beam_width);
     o.analytical_init = j.value("analytical_init", o.analytical_init);
+    o.use_model = j.value("use_model", o.use_model);
     o.max_frontier = j.value("max_frontier", o.max_frontier);
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("damaged search options: ") + e.what());

@@ -22,6 +22,8 @@ struct SearchOptions {
   // Start from the planner's analytical values (false: from each domain's median value; the
   // fitted rules then only shape the domains, not the order).
   bool analytical_init = true;
+  // Order the frontier with a cost model retrained on the run's measurements (astar, beam).
+  bool use_model = true;
   // The frontier's size cap: past it the worst-bound nodes are dropped (counted, not pruned).
   int64_t max_frontier = 200000;
 };
