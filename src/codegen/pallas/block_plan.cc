@@ -345,10 +345,30 @@ BlockPlan ContractionPlan(const analysis::Kernel& kernel) {
   plan.rhs_squeezed = static_cast<int64_t>(plan.rhs_canon.size()) - 2;
 
   std::set<const Instruction*> members(kernel.instructions.begin(), kernel.instructions.end());
-  std::set<const Instruction*> before = Ancestors(dot, members);
-  before.erase(dot);
-  std::set<const Instruction*> in_body;
+  // Converts between an input and the dot, used by nothing else, run in the body on the block
+  // (bf16 weights widened for an f32 dot stay bf16 in HBM and in the DMA).
+  std::map<const Instruction*, int> uses;
   for (const Instruction* i : kernel.instructions) {
+    for (const Instruction* o : i->operands) ++uses[o];
+  }
+  std::set<const Instruction*> outputs(kernel.outputs.begin(), kernel.outputs.end());
+  auto chain_of = [&](const Instruction* v, std::vector<const Instruction*>* chain) {
+    while (members.count(v) && v->opcode == Opcode::kConvert && uses[v] == 1 && !outputs.count(v) &&
+           v->operands[0]->shape.is_array() && v->operands[0]->shape.dims() == v->shape.dims()) {
+      chain->insert(chain->begin(), v);
+      v = v->operands[0];
+    }
+    return v;
+  };
+  plan.lhs_source = chain_of(lhs, &plan.lhs_chain);
+  plan.rhs_source = chain_of(rhs, &plan.rhs_chain);  // x . x: used twice, so no chain
+  std::set<const Instruction*> before = Ancestors(plan.lhs_source, members);
+  for (const Instruction* i : Ancestors(plan.rhs_source, members)) before.insert(i);
+  std::set<const Instruction*> in_body;
+  std::set<const Instruction*> chains(plan.lhs_chain.begin(), plan.lhs_chain.end());
+  chains.insert(plan.rhs_chain.begin(), plan.rhs_chain.end());
+  for (const Instruction* i : kernel.instructions) {
+    if (chains.count(i)) continue;  // applied to the operand blocks
     if (before.count(i)) {
       plan.glue_before.push_back(i);
       continue;
@@ -443,8 +463,8 @@ int64_t VmemBytes(const BlockPlan& plan, const std::vector<int64_t>& blocks) {
     const int64_t bm = blocks[static_cast<size_t>(plan.axis_m)];
     const int64_t bn = blocks[static_cast<size_t>(plan.axis_n)];
     const int64_t bk = blocks[static_cast<size_t>(plan.axis_k)];
-    total += 2 * TiledBytes({bm, bk}, hlo::DTypeByteSize(plan.dot->operands[0]->shape.dtype()));
-    total += 2 * TiledBytes({bk, bn}, hlo::DTypeByteSize(plan.dot->operands[1]->shape.dtype()));
+    total += 2 * TiledBytes({bm, bk}, hlo::DTypeByteSize(plan.lhs_source->shape.dtype()));
+    total += 2 * TiledBytes({bk, bn}, hlo::DTypeByteSize(plan.rhs_source->shape.dtype()));
     total += TiledBytes({bm, bn}, 4);  // the f32 accumulator (scratch: not double-buffered)
   }
   return total;

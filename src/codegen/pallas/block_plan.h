@@ -43,6 +43,11 @@ struct BlockPlan {
   std::vector<int64_t> lhs_canon, rhs_canon;  // canonical dims (contracting dims merged)
   int64_t lhs_squeezed = 0, rhs_squeezed = 0;  // leading dims of block 1 (squeezed away)
   int axis_m = -1, axis_n = -1, axis_k = -1;
+  // What the call passes for each dot operand, and the converts the body applies to its block
+  // (a producer chain the plan fused: converts of an input, used by nothing else), in order.
+  const hlo::Instruction* lhs_source = nullptr;
+  const hlo::Instruction* rhs_source = nullptr;
+  std::vector<const hlo::Instruction*> lhs_chain, rhs_chain;
   // Instructions computed in glue before the call (a dot's operand producers), in order.
   std::vector<const hlo::Instruction*> glue_before;
   // Instructions computed in the body, in order (a contraction's dot among them).

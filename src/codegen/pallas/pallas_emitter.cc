@@ -181,7 +181,18 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
     Line(body, 4, "@pl.when(pl.program_id(" + kax + ") == 0)");
     Line(body, 4, "def _zero():");
     Line(body, 8, "acc_ref[...] = jnp.zeros(acc_ref.shape, jnp.float32)");
-    Line(body, 4, "acc_ref[...] += jax.lax.dot_general(lhs_ref[...], rhs_ref[...], (((1,), (0,)), ((), ())), "
+    // The fused operand converts, applied to each block as it arrives.
+    auto operand = [&](const std::string& ref, const std::vector<const Instruction*>& chain) -> Result<std::string> {
+      std::string e = ref + "[...]";
+      for (const Instruction* c : chain) {
+        MK_ASSIGN_OR_RETURN(std::string t, JnpDType(c->shape.dtype()));
+        e = "jax.lax.convert_element_type(" + e + ", " + t + ")";
+      }
+      return e;
+    };
+    MK_ASSIGN_OR_RETURN(std::string lhs_block, operand("lhs_ref", plan.lhs_chain));
+    MK_ASSIGN_OR_RETURN(std::string rhs_block, operand("rhs_ref", plan.rhs_chain));
+    Line(body, 4, "acc_ref[...] += jax.lax.dot_general(" + lhs_block + ", " + rhs_block + ", (((1,), (0,)), ((), ())), "
                   "precision=" + std::string(f32 ? "jax.lax.Precision.HIGHEST" : "None") +
                   ", preferred_element_type=jnp.float32)");
     Line(body, 4, "@pl.when(pl.program_id(" + kax + ") == " + std::to_string(steps[static_cast<size_t>(plan.axis_k)] - 1) + ")");
@@ -255,8 +266,10 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
     }
   };
   if (plan.dot) {
-    const Instruction* lhs = plan.dot->operands[0];
-    const Instruction* rhs = plan.dot->operands[1];
+    const Instruction* lhs = plan.lhs_source;
+    const Instruction* rhs = plan.rhs_source;
+    for (const Instruction* c : plan.lhs_chain) ops_in_pallas.push_back(c->name);
+    for (const Instruction* c : plan.rhs_chain) ops_in_pallas.push_back(c->name);
     auto canon = [&](const Instruction* v, const std::vector<int64_t>& perm,
                      const std::vector<int64_t>& dims, const std::string& name) {
       std::string e = names.Of(v);
@@ -294,7 +307,8 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
     shape.mxu_m = bm;
     shape.mxu_n = bn;
     shape.mxu_k = bk;
-    shape.mxu_bf16 = lhs->shape.dtype() == hlo::DType::kBF16 && rhs->shape.dtype() == hlo::DType::kBF16;
+    shape.mxu_bf16 = plan.dot->operands[0]->shape.dtype() == hlo::DType::kBF16 &&
+                     plan.dot->operands[1]->shape.dtype() == hlo::DType::kBF16;
     // Every step reads new lhs/rhs blocks (K is the innermost axis).
     in_bytes += shape.grid_steps * (bm * bk * hlo::DTypeByteSize(lhs->shape.dtype()) +
                                     bk * bn * hlo::DTypeByteSize(rhs->shape.dtype()));
