@@ -43,8 +43,20 @@ std::optional<Assignment> OperandAssignment(const Instruction& inst, size_t i, c
       for (size_t j = 0; j < d.size(); ++j) a[static_cast<size_t>(inst.dimensions[j])] = out[j];
       return a;
     case Opcode::kReshape:
-    case Opcode::kBitcast:
+    case Opcode::kBitcast: {
       if (od == d) return out;
+      // A reshape that only adds or drops dims of 1 ([512] <-> [1,512], JAX's broadcast_in_dim
+      // of a bias): its other dims correspond one to one.
+      std::vector<size_t> on, dn;
+      for (size_t j = 0; j < od.size(); ++j) if (od[j] != 1) on.push_back(j);
+      for (size_t j = 0; j < d.size(); ++j) if (d[j] != 1) dn.push_back(j);
+      bool unit_only = on.size() == dn.size();
+      for (size_t j = 0; unit_only && j < on.size(); ++j) unit_only = od[on[j]] == d[dn[j]];
+      if (unit_only) {
+        for (size_t j = 0; j < dn.size(); ++j) a[on[j]] = out[dn[j]];
+        return a;  // a blocked dim of 1 has one step: the operand need not follow it
+      }
+      // Else the dims up to a blocked one must be the same on both sides.
       for (size_t j = 0; j < d.size(); ++j) {
         if (out[j] < 0) continue;
         if (j >= od.size() || !std::equal(d.begin(), d.begin() + static_cast<long>(j) + 1, od.begin())) {
@@ -54,6 +66,7 @@ std::optional<Assignment> OperandAssignment(const Instruction& inst, size_t i, c
         a[j] = out[j];
       }
       return a;
+    }
     case Opcode::kReduce: {
       if (inst.operands.size() != 2) {
         *why = OpName(inst) + " is a variadic reduce";
