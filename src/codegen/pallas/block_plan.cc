@@ -134,7 +134,8 @@ std::optional<Assignment> OperandAssignment(const Instruction& inst, size_t i, c
 bool BodyOp(const Instruction& inst) {
   switch (inst.opcode) {
     case Opcode::kDot: case Opcode::kConvolution: case Opcode::kReduceWindow:
-    case Opcode::kTuple: case Opcode::kGetTupleElement:
+    case Opcode::kTuple: case Opcode::kGetTupleElement: case Opcode::kGather:
+    case Opcode::kScatter:
       return false;
     default:
       return IsTranslatable(inst.opcode) && inst.shape.is_array();

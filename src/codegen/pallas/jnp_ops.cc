@@ -222,6 +222,76 @@ Result<std::string> ReduceWindowExpr(const Instruction& inst, const std::vector<
          PyTuple(win) + ")";
 }
 
+// HLO gather as jax.lax.gather: the index vector moved to the last dim of the indices (where
+// jax wants it), out-of-range starts clamped as HLO does (GatherScatterMode.CLIP).
+Result<std::string> GatherExpr(const Instruction& inst, const std::vector<std::string>& args) {
+  if (!inst.gather_dims) return CannotTranslate(inst, "gather without dimension numbers");
+  const auto& g = *inst.gather_dims;
+  const int64_t rank = inst.operands[1]->shape.rank();
+  const int64_t ivd = g.index_vector_dim;
+  std::string idx = args[1];
+  std::vector<int64_t> idx_batching = g.start_indices_batching_dims;
+  if (ivd == rank) {
+    idx = "jnp.expand_dims(" + idx + ", -1)";
+  } else if (ivd != rank - 1) {
+    idx = "jnp.moveaxis(" + idx + ", " + std::to_string(ivd) + ", -1)";
+    for (int64_t& b : idx_batching) {
+      if (b > ivd) --b;
+    }
+  }
+  return "jax.lax.gather(" + args[0] + ", " + idx +
+         ", jax.lax.GatherDimensionNumbers(offset_dims=" + PyTuple(g.offset_dims) +
+         ", collapsed_slice_dims=" + PyTuple(g.collapsed_slice_dims) +
+         ", start_index_map=" + PyTuple(g.start_index_map) +
+         ", operand_batching_dims=" + PyTuple(g.operand_batching_dims) +
+         ", start_indices_batching_dims=" + PyTuple(idx_batching) + "), slice_sizes=" +
+         PyTuple(inst.gather_slice_sizes) + ", indices_are_sorted=" +
+         (inst.indices_are_sorted ? "True" : "False") +
+         ", mode=jax.lax.GatherScatterMode.CLIP)";
+}
+
+// HLO scatter as jax.lax.scatter_<op>: the index vector moved last as for gather; updates
+// whose window falls outside the operand are skipped, as HLO does (FILL_OR_DROP).
+Result<std::string> ScatterExpr(const Instruction& inst, const std::vector<std::string>& args) {
+  if (!inst.scatter_dims || inst.operands.size() != 3) {
+    return CannotTranslate(inst, "variadic scatter or scatter without dimension numbers");
+  }
+  const auto& g = *inst.scatter_dims;
+  std::string fn;
+  const hlo::Computation* comp = inst.to_apply();
+  if (comp && comp->root() && comp->root()->opcode == Opcode::kParameter &&
+      comp->root()->parameter_number == 1) {
+    fn = "jax.lax.scatter";  // the update replaces the element
+  } else {
+    MK_ASSIGN_OR_RETURN(std::string kind, ReducerKind(inst));
+    if (kind == "add") fn = "jax.lax.scatter_add";
+    else if (kind == "mul") fn = "jax.lax.scatter_mul";
+    else if (kind == "max") fn = "jax.lax.scatter_max";
+    else if (kind == "min") fn = "jax.lax.scatter_min";
+    else return CannotTranslate(inst, "scatter computation " + kind);
+  }
+  const int64_t rank = inst.operands[1]->shape.rank();
+  const int64_t ivd = g.index_vector_dim;
+  std::string idx = args[1];
+  std::vector<int64_t> idx_batching = g.scatter_indices_batching_dims;
+  if (ivd == rank) {
+    idx = "jnp.expand_dims(" + idx + ", -1)";
+  } else if (ivd != rank - 1) {
+    idx = "jnp.moveaxis(" + idx + ", " + std::to_string(ivd) + ", -1)";
+    for (int64_t& b : idx_batching) {
+      if (b > ivd) --b;
+    }
+  }
+  return fn + "(" + args[0] + ", " + idx + ", " + args[2] +
+         ", jax.lax.ScatterDimensionNumbers(update_window_dims=" + PyTuple(g.update_window_dims) +
+         ", inserted_window_dims=" + PyTuple(g.inserted_window_dims) +
+         ", scatter_dims_to_operand_dims=" + PyTuple(g.scatter_dims_to_operand_dims) +
+         ", operand_batching_dims=" + PyTuple(g.input_batching_dims) +
+         ", scatter_indices_batching_dims=" + PyTuple(idx_batching) + "), indices_are_sorted=" +
+         (inst.indices_are_sorted ? "True" : "False") + ", unique_indices=" +
+         (inst.unique_indices ? "True" : "False") + ", mode=jax.lax.GatherScatterMode.FILL_OR_DROP)";
+}
+
 }  // namespace
 
 Status CannotTranslate(const Instruction& inst, const std::string& why) {
@@ -311,7 +381,8 @@ bool IsTranslatable(Opcode op) {
     case Opcode::kTranspose: case Opcode::kSlice: case Opcode::kConcatenate: case Opcode::kPad:
     case Opcode::kReverse: case Opcode::kIota: case Opcode::kConstant: case Opcode::kReduce:
     case Opcode::kDot: case Opcode::kConvolution: case Opcode::kReduceWindow:
-    case Opcode::kTuple: case Opcode::kGetTupleElement:
+    case Opcode::kTuple: case Opcode::kGetTupleElement: case Opcode::kGather:
+    case Opcode::kScatter:
       return true;
     default:
       return false;
@@ -415,6 +486,12 @@ Result<std::string> TranslateOp(const Instruction& inst, const std::vector<std::
     case Opcode::kReduceWindow:
       if (site.in_kernel) return CannotTranslate(inst, "reduce-window inside a pallas_call body");
       return ReduceWindowExpr(inst, args);
+    case Opcode::kScatter:
+      if (site.in_kernel) return CannotTranslate(inst, "scatter inside a pallas_call body");
+      return ScatterExpr(inst, args);
+    case Opcode::kGather:
+      if (site.in_kernel) return CannotTranslate(inst, "gather inside a pallas_call body");
+      return GatherExpr(inst, args);
     default:
       return CannotTranslate(inst, "no jax translation yet");
   }
