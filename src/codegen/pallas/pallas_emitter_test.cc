@@ -229,6 +229,36 @@ TEST(PallasEmitterTest, ModuleMixingPallasKernelsAndGlueMatchesTheInterpreter) {
       << run.source;
 }
 
+// Rows gathered by index (out-of-range starts clamped) and scatter-added back (out-of-range
+// updates dropped): glue, whose index handling must match HLO's.
+constexpr char kGatherScatter[] = R"(
+HloModule take
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[16,128] parameter(0)
+  idx = s32[6] parameter(1)
+  rows = f32[6,128] gather(x, idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,128}
+  z = f32[] constant(0)
+  zb = f32[16,128] broadcast(z), dimensions={}
+  back = f32[16,128] scatter(zb, idx, rows), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  ROOT out = (f32[6,128], f32[16,128]) tuple(rows, back)
+}
+)";
+
+TEST(PallasEmitterTest, GatherAndScatterGlueMatchTheInterpreter) {
+  MK_SKIP_WITHOUT_JAX();
+  auto m = Parse(kGatherScatter);
+  ASSERT_NE(m, nullptr);
+  auto run = EmitAndRun(*m, 17);  // indices in [-3, 5]: some clamp, some drop
+  ASSERT_TRUE(run.report.value("ok", false)) << run.report.dump() << "\n" << run.source;
+  EXPECT_TRUE(cpu::testing::OutputsNear(run.outputs, run.expected, 1e-6));
+  EXPECT_GE(KernelsRunning(run.kernel_map, "glue").size(), 2u) << run.kernel_map.dump(2);
+}
+
 TEST(PallasEmitterTest, AnOpWithNoTranslationIsAnErrorNamingItAndItsPosition) {
   auto m = Parse(R"(
 HloModule sorted
