@@ -86,3 +86,13 @@ def test_the_cli_prints_the_report_as_json(tmp_path):
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["error"]["kind"] == "race"
+
+
+def test_a_module_that_does_not_import_is_a_failed_candidate(tmp_path):
+    path = tmp_path / "kernel.py"
+    path.write_text("INTERPRET = None\ndef workload(x):\n    return x +\n")
+    np.save(tmp_path / "in0.npy", np.zeros((2,), np.float32))
+    report = run(str(path), [str(tmp_path / "in0.npy")], str(tmp_path / "out"))
+    assert not report["ok"]
+    assert report["error"]["kind"] == "exception"
+    assert "SyntaxError" in report["error"]["message"]
