@@ -34,7 +34,18 @@ KernelDecision Decide(const analysis::Kernel& kernel, const target::Target& targ
   d.plan = PlanBlocks(kernel);
   if (!d.plan.pallas) return d;
   std::vector<std::vector<int64_t>> domains;
-  for (const auto& ax : d.plan.axes) domains.push_back(LegalBlocks(ax));
+  for (size_t a = 0; a < d.plan.axes.size(); ++a) {
+    std::vector<int64_t> legal = LegalBlocks(d.plan.axes[a]);
+    // MXU-aligned tiles: N and K blocks whole multiples of the MXU's side (256 on v6e), or the
+    // whole dimension; a 128 block on a 256 MXU would leave half of it idle.
+    const bool mxu_axis = static_cast<int>(a) == d.plan.axis_n || static_cast<int>(a) == d.plan.axis_k;
+    if (mxu_axis && target.mxu_dim > 0) {
+      const int64_t side = target.mxu_dim;
+      const int64_t extent = d.plan.axes[a].extent;
+      std::erase_if(legal, [&](int64_t b) { return b != extent && b % side != 0; });
+    }
+    domains.push_back(std::move(legal));
+  }
   const int64_t budget = VmemBudget(target);
   auto largest = [&] {
     std::vector<int64_t> b;

@@ -1,7 +1,8 @@
 // The declared design space of a Pallas kernel: the block size of each grid axis that has one
 // ("bm", "bn", "bk" for a contraction, "block_rows" for loops and reductions), restricted to
 // blocks the TPU accepts: divisors of the dimension that are multiples of the (8,128) tile where
-// they land in an array's last two dims (or the whole dimension), and only as large as lets the
+// they land in an array's last two dims (or the whole dimension), N and K blocks whole multiples
+// of the target's MXU side (or the whole dimension), and only as large as lets the
 // blocks, their double buffers and the f32 accumulator fit the target's VMEM at every point of
 // the space (the largest values are dropped until the largest combination fits).
 #pragma once

@@ -121,6 +121,38 @@ TEST(PallasSpaceTest, ASmallVmemShrinksTheSpaceInsteadOfAdmittingOverflows) {
   EXPECT_LT(small_points, big_points);
 }
 
+TEST(PallasSpaceTest, ContractionTilesFollowTheMxuSide) {
+  auto m = testing::Parse(kShapes);
+  ASSERT_NE(m, nullptr);
+  auto plan = analysis::PlanFusion(*m);
+  ASSERT_TRUE(plan.ok());
+  target::Target v6e = testing::TpuV5e();
+  v6e.name = "tpu-v6e";
+  v6e.mxu_dim = 256;
+  int checked = 0;
+  bool saw_128_on_v5e = false;
+  for (const auto& k : plan->kernels) {
+    KernelDecision d6 = Decide(k, v6e);
+    KernelDecision d5 = Decide(k, testing::TpuV5e());
+    if (!d6.plan.dot) continue;
+    for (const auto& p : d6.space.params) {
+      if (p.name != "bn" && p.name != "bk") continue;
+      const int64_t extent = d6.plan.axes[static_cast<size_t>(p.name == "bn" ? d6.plan.axis_n : d6.plan.axis_k)].extent;
+      for (int64_t v : p.values) {
+        EXPECT_TRUE(v % 256 == 0 || v == extent) << k.name << " " << p.name << "=" << v;
+        ++checked;
+      }
+    }
+    for (const auto& p : d5.space.params) {
+      if (p.name == "bn" || p.name == "bk") {
+        saw_128_on_v5e |= std::find(p.values.begin(), p.values.end(), 128) != p.values.end();
+      }
+    }
+  }
+  EXPECT_GT(checked, 4);
+  EXPECT_TRUE(saw_128_on_v5e);
+}
+
 TEST(PallasSpaceTest, AnIllegalScheduleIsRefusedByEmit) {
   auto m = testing::Parse(R"(
 HloModule one
