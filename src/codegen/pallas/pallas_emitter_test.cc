@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "codegen/pallas/pallas_test_util.h"
+#include "hlo/call_inliner.h"
 
 namespace mk::codegen::pallas {
 namespace {
@@ -310,6 +313,48 @@ ENTRY main {
   EXPECT_NE(py.find("_def = "), std::string::npos) << py;
   EXPECT_EQ(impl->entry_symbol, "workload");
   EXPECT_EQ(impl->target, "tpu-v5e");
+}
+
+// Every ci task of the suite emits (calls inlined first, as the engine does): each kernel runs
+// in a pallas_call or in glue with its reason, and the suite's contractions and reductions mostly
+// land in pallas_calls. No Python needed.
+TEST(PallasEmitterTest, EveryCiTaskOfTheSuiteEmits) {
+  namespace fs = std::filesystem;
+  const fs::path suite = fs::path(MK_SOURCE_DIR) / "bench" / "jaxbench";
+  int tasks = 0, pallas = 0, glue = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(suite, ec)) {
+    const fs::path hlo = entry.path() / "ci" / "module.hlo";
+    if (!fs::exists(hlo)) continue;
+    ++tasks;
+    auto parsed = hlo::ParseModuleFile(hlo.string());
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    auto m = hlo::InlineCalls(**parsed);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    auto plan = analysis::PlanFusion(**m);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    const auto t = testing::TpuV5e();
+    auto impl = PallasEmitter().Emit(*plan, testing::CandidateFor(*plan, t), t);
+    ASSERT_TRUE(impl.ok()) << hlo.string() << ": " << impl.status().ToString();
+    ASSERT_EQ(impl->sources.size(), 2u);
+    EXPECT_NE(impl->sources[0].text.find("\ndef workload("), std::string::npos);
+    const auto map = nlohmann::json::parse(impl->sources[1].text);
+    ASSERT_EQ(map.at("kernels").size(), plan->kernels.size());
+    for (const auto& k : map.at("kernels")) {
+      if (k.at("runs") == "glue") {
+        ++glue;
+        EXPECT_FALSE(k.at("reason").get<std::string>().empty()) << k.dump();
+      } else {
+        ++pallas;
+        EXPECT_EQ(k.at("runs"), "pallas");
+        EXPECT_GE(k.at("tpu_kernel_shape").at("grid_steps").get<int64_t>(), 1);
+        EXPECT_LE(k.at("tpu_kernel_shape").at("vmem_bytes").get<int64_t>(), t.vmem_bytes);
+      }
+    }
+  }
+  if (tasks == 0) GTEST_SKIP() << "no ci tasks under " << suite;
+  EXPECT_EQ(tasks, 50);
+  EXPECT_GT(pallas, 4 * glue) << pallas << " pallas kernels, " << glue << " glue";
 }
 
 TEST(PallasEmitterTest, EmitterForATpuTargetIsThePallasEmitter) {
