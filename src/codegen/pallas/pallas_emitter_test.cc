@@ -73,6 +73,12 @@ TEST(PallasEmitterTest, DotWithBiasGeluEpilogueMatchesTheInterpreter) {
             nlohmann::json({"parallel", "parallel", "arbitrary"}));
   EXPECT_EQ(pallas[0].at("tpu_kernel_shape").at("mxu_k"), 128);
   EXPECT_TRUE(pallas[0].at("tpu_kernel_shape").at("mxu_bf16").get<bool>());
+  // Per step: a bf16 64x128 lhs and 128x128 rhs block (16384 + 32768 bytes), plus the f32 bias
+  // block of 128, copied once per output column block (2 copies over 4 steps: 256); the bf16
+  // 64x128 output block is written once per output block (2 x 16384 over 4 steps).
+  EXPECT_EQ(pallas[0].at("tpu_kernel_shape").at("in_bytes_per_step"), 16384 + 32768 + 256);
+  EXPECT_EQ(pallas[0].at("tpu_kernel_shape").at("out_bytes_per_step"), 8192);
+  EXPECT_EQ(pallas[0].at("tpu_kernel_shape").at("grid_steps"), 4);
   EXPECT_NE(run.source.find("pltpu.VMEM((64, 128), jnp.float32)"), std::string::npos);
 }
 
