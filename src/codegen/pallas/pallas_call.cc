@@ -33,8 +33,7 @@ int64_t Product(const std::vector<int64_t>& v) {
   return n;
 }
 
-
-// The ops of `inst`'s list computed with whole shapes (glue), into `out`.
+// `insts` computed on whole arrays (glue), one assignment per line into `out`.
 Status EmitGlueOps(std::ostringstream& out, int indent, const std::vector<const Instruction*>& insts,
                    const Names& names) {
   for (const Instruction* inst : insts) {
