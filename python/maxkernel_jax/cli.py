@@ -64,6 +64,13 @@ def _parser():
     x.add_argument("--task", required=True, help="task directory (with module.hlo)")
     x.add_argument("--generation", default="v5e", help="v4, v5e, v5p, v6e or 7x")
     x.add_argument("--json", action="store_true", help="the whole result as JSON")
+
+    r = sub.add_parser("pallas-run",
+                       help="run an emitted Pallas module in TPU interpret mode (JSON report)")
+    r.add_argument("--module", required=True, help="kernel.py written by the Pallas emitter")
+    r.add_argument("--inputs", nargs="*", default=[], help="in0.npy ... in parameter order")
+    r.add_argument("--out", required=True, help="folder for out0.npy ...")
+    r.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     return ap
 
 
@@ -163,6 +170,17 @@ def _run(args) -> int:
                   + ", ".join(w for w, _ in failures), file=sys.stderr)
             return EXIT_BAD_INPUT
         return 0
+    if args.command == "pallas-run":
+        from .pallas_check import run as pallas_run
+
+        report = pallas_run(args.module, args.inputs, args.out)
+        if args.json:
+            print(json.dumps(report))
+        else:
+            state = "ok" if report["ok"] else f"failed ({report['error']['kind']})"
+            print(f"{args.module}: {state}", file=sys.stderr)
+        # With --json the report carries the verdict; without it, the exit code does.
+        return 0 if report["ok"] or args.json else 1
     raise BridgeError(f"unknown command {args.command}")
 
 

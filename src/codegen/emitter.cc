@@ -1,12 +1,16 @@
 #include "codegen/emitter.h"
 
 #include "codegen/cpu/cpu_emitter.h"
+#include "codegen/pallas/pallas_emitter.h"
 
 namespace mk::codegen {
 
 Result<std::unique_ptr<Emitter>> EmitterFor(const target::Target& target) {
   if (target.kind == target::TargetKind::kCpu) {
     return std::unique_ptr<Emitter>(std::make_unique<cpu::CpuEmitter>());
+  }
+  if (target.kind == target::TargetKind::kTpu) {
+    return std::unique_ptr<Emitter>(std::make_unique<pallas::PallasEmitter>());
   }
   return Unimplemented("no code generator for target " + target.name + " yet");
 }

@@ -31,7 +31,7 @@ DEPENDS = {
     "bench_baselines": ["support"],
 }
 # Test binaries that link more than their layer (CMakeLists.txt says why).
-TEST_EXTRA = {"export": ["agents", "report"], "codegen": ["runtime"]}
+TEST_EXTRA = {"export": ["agents", "report"], "codegen": ["runtime", "task"]}
 
 
 def allowed(layer, extra=()):

@@ -1,0 +1,28 @@
+// The TPU target's emitter: one self-contained Python module, kernel.py, per fusion plan. Each
+// plan kernel becomes a function: a pallas_call (grid, BlockSpecs, dimension_semantics, VMEM
+// scratch) where its family has a Pallas form (contraction with its epilogue, row reductions and
+// norms, elementwise chains), else plain jnp glue, with the reason recorded. `workload(*inputs)`
+// runs them in plan order; INTERPRET (None: compile for a TPU) is what a runner sets to run them
+// in TPU interpret mode on the CPU. kernel_map.json, the second source, says per kernel where
+// it runs, why, its grid and blocks, and its TpuKernelShape for the performance model.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "codegen/emitter.h"
+#include "target/tpu_perf_model.h"
+
+namespace mk::codegen::pallas {
+
+class PallasEmitter : public Emitter {
+ public:
+  std::string target_name() const override { return "tpu"; }
+  space::KernelSpace SpaceFor(const analysis::Kernel& kernel,
+                              const target::Target& target) const override;
+  Result<Implementation> Emit(const analysis::FusionPlan& plan, const space::Candidate& candidate,
+                              const target::Target& target) const override;
+};
+
+}  // namespace mk::codegen::pallas
