@@ -47,7 +47,6 @@ bool AllBytesAre(const hlo::Literal& lit, uint8_t byte) {
   return true;
 }
 
-std::string StatusOfOutcome(runtime::RunStatus s) { return runtime::RunStatusName(s); }
 
 std::vector<hlo::Literal> Leaves(hlo::Literal root) {
   std::vector<hlo::Literal> out;
@@ -230,6 +229,11 @@ Result<task::Task> TaskForModule(const hlo::Module& module, const std::string& p
 }
 
 Result<TestReport> RunTester(const TestRequest& request, CpuEngine& engine) {
+  CpuRunner runner(engine);
+  return RunTester(request, runner);
+}
+
+Result<TestReport> RunTester(const TestRequest& request, TargetRunner& runner) {
   if (request.num_seeds < 1 && request.seeds.empty()) {
     return InvalidArgument("at least one seed is needed (got " +
                            std::to_string(request.num_seeds) + ")");
@@ -244,40 +248,35 @@ Result<TestReport> RunTester(const TestRequest& request, CpuEngine& engine) {
   TestReport report;
   report.task_id = subject.task.id;
   report.module_name = subject.module->name;
+  report.target = runner.target_name();
 
-  // The implementation: the caller's, or the engine's. The oracle runs on the module as given.
+  // The implementation: the caller's, or the target's. The oracle runs on the module as given.
   codegen::Implementation impl;
   if (request.implementation) {
     impl = *request.implementation;
   } else {
-    Result<LoweredModule> lowered = engine.Lower(*subject.module);
+    Result<codegen::Implementation> lowered = runner.Lower(*subject.module);
     if (!lowered.ok()) {
       report.status = "lower-failed";
       report.message = lowered.status().ToString();
       return report;
     }
-    impl = std::move(lowered->impl);
+    impl = std::move(*lowered);
   }
   const hlo::Module& module = *subject.module;
   report.implementation_hash = impl.hash;
-  Result<runtime::CompiledLibrary> lib = engine.Build(impl);
-  // An unusable compile cache says nothing about the implementation: an error, not a verdict.
-  if (!lib.ok() && lib.status().code() == ErrorCode::kEnvironment) return lib.status();
-  if (!lib.ok()) {
+  MK_ASSIGN_OR_RETURN(BuildOutcome built, runner.Build(impl));
+  if (!built.ok) {
     report.status = "build-failed";
-    report.message = lib.status().ToString();
+    report.message = built.message;
     return report;
   }
-  report.source_path = lib->source_path;
+  report.source_path = built.source_path;
 
   std::vector<uint64_t> seeds = request.seeds;
   if (seeds.empty()) {
     for (int i = 0; i < request.num_seeds; ++i) seeds.push_back(subject.task.seed + i);
   }
-  runtime::ExecuteOptions exec;
-  exec.timeout_s = request.timeout_s;
-  exec.poison_byte = 0xFF;
-  exec.poison_scratch = true;
   bool stop = false;
   for (uint64_t seed : seeds) {
     SeedResult sr;
@@ -290,13 +289,13 @@ Result<TestReport> RunTester(const TestRequest& request, CpuEngine& engine) {
     }
     MK_ASSIGN_OR_RETURN(std::vector<hlo::Literal> args, task::GenerateInputs(subject.task, seed));
     auto start = std::chrono::steady_clock::now();
-    MK_ASSIGN_OR_RETURN(runtime::Execution ran, engine.Run(*lib, impl, args, exec));
+    MK_ASSIGN_OR_RETURN(RunResult ran, runner.Run(impl, args, request.timeout_s));
     sr.run_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!ran.outcome.ok()) {
-      sr.status = StatusOfOutcome(ran.outcome.status);
-      sr.message = DescribeOutcome(ran.outcome, request.timeout_s);
-      stop = ran.outcome.status == runtime::RunStatus::kTimedOut;
+    if (!ran.ok()) {
+      sr.status = ran.status;
+      sr.message = ran.message;
+      stop = ran.status == "timed-out";
       report.seeds.push_back(std::move(sr));
       continue;
     }
@@ -321,7 +320,7 @@ Result<TestReport> RunTester(const TestRequest& request, CpuEngine& engine) {
       }
       if (request.atol) atol = *request.atol;
       if (request.rtol) rtol = *request.rtol;
-      OutputCheck c = CompareOutput(ran.outputs[o], want[o], atol, rtol, exec.poison_byte);
+      OutputCheck c = CompareOutput(ran.outputs[o], want[o], atol, rtol, runner.poison_byte());
       c.index = static_cast<int>(o);
       if (!c.passed()) {
         sr.status = "mismatch";

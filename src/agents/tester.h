@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/engine.h"
+#include "agents/target_runner.h"
 #include "codegen/emitter.h"
 #include "hlo/literal.h"
 #include "support/status.h"
@@ -76,7 +77,8 @@ struct OutputCheck {
 struct SeedResult {
   uint64_t seed = 0;
   // "passed", "mismatch", "crashed", "timed-out", "out-of-memory", "load-failed",
-  // "internal-error", or "skipped" (a previous seed timed out: waiting again tells nothing).
+  // "internal-error", "race" / "out-of-bounds" (TPU interpret mode), or "skipped" (a previous
+  // seed timed out: waiting again tells nothing).
   std::string status = "passed";
   std::string message;
   double run_seconds = 0;
@@ -102,6 +104,8 @@ struct TestReport {
 // module, inputs that cannot be generated) or when the oracle itself fails; every failure of
 // the implementation is a report.
 Result<TestReport> RunTester(const TestRequest& request, CpuEngine& engine);
+// The same for any target (a TPU target's Pallas module in interpret mode: tpu_runner.h).
+Result<TestReport> RunTester(const TestRequest& request, TargetRunner& runner);
 
 // Compares `got` with `want` (same array shape) within atol/rtol. `poison_byte` identifies an
 // output the kernel never wrote.

@@ -1,6 +1,7 @@
 // `maxkernel compile` and `maxkernel check`: the CPU engine (agents/engine.h) from the command
 // line. compile writes a usable library (source, .so, C header, example, plan); check is the
 // tester agent (agents/tester.h). docs/CLI.md documents both.
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,12 +15,14 @@
 #include "agents/engine.h"
 #include "export/library_export.h"
 #include "agents/tester.h"
+#include "agents/tpu_runner.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "hlo/parser.h"
 #include "hlo/verifier.h"
 #include "support/regular_file.h"
 #include "support/sha256.h"
+#include "target/target.h"
 #include "task/task.h"
 
 namespace mk::cli {
@@ -139,8 +142,51 @@ struct CheckOptions {
   bool json = false;
 };
 
+// `check --target tpu-*`: the Pallas module in TPU interpret mode against the interpreter,
+// built by libtpu compile-only for that generation, and its modelled time.
+Result<int> RunTpuCheck(const CheckOptions& o, agents::TestRequest request, target::Target tpu) {
+  if (!o.source.empty()) return InvalidArgument("--source replaces a CPU module.cc; not for " + o.target);
+  agents::TpuRunner runner(std::move(tpu));
+  MK_ASSIGN_OR_RETURN(agents::TestReport report, agents::RunTester(request, runner));
+  nlohmann::json modelled = nullptr;
+  if (report.passed()) {
+    // The implementation the tester checked, once more (lowering is deterministic): its model.
+    MK_ASSIGN_OR_RETURN(CompileInput input, LoadCompileInput(o.input));
+    MK_ASSIGN_OR_RETURN(codegen::Implementation impl, runner.Lower(*input.module));
+    MK_ASSIGN_OR_RETURN(agents::TpuModelledTime t, agents::ModelTpuImplementation(impl, runner.target()));
+    modelled = agents::ToJson(t);
+  }
+  if (o.json) {
+    nlohmann::json j = agents::ToJson(report);
+    j["tpu"] = {{"compile", runner.last_compile()}, {"model", modelled}};
+    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    std::cout << agents::FormatReport(report);
+    if (report.status != "lower-failed") {
+      std::cout << "compiled for " << o.target << " by libtpu (compile-only): "
+                << (report.status == "build-failed" ? "refused" : "ok") << "\n";
+    }
+    if (!modelled.is_null()) {
+      std::printf("modelled time %.3g s (%d pallas_call kernels, %d in XLA glue); no TPU measured it\n",
+                  modelled["modelled_s"].get<double>(), modelled["pallas_kernels"].get<int>(),
+                  modelled["glue_kernels"].get<int>());
+    }
+  }
+  if (report.status == "lower-failed") {
+    if (!o.json) std::cerr << report.message << std::endl;
+    return kExitBadInput;
+  }
+  if (report.status == "build-failed" && !o.json) std::cerr << report.message << std::endl;
+  return report.passed() ? kExitOk : kExitFailed;
+}
+
 Result<int> RunCheck(const CheckOptions& o) {
-  MK_RETURN_IF_ERROR(CheckTarget(o.target));
+  std::optional<target::Target> tpu;
+  if (o.target != "cpu") {
+    MK_ASSIGN_OR_RETURN(target::Target t, target::TargetByName(o.target));
+    if (t.kind != target::TargetKind::kTpu) MK_RETURN_IF_ERROR(CheckTarget(o.target));
+    tpu = std::move(t);
+  }
   if (o.seeds < 1) return InvalidArgument("--seeds must be at least 1");
   agents::TestRequest request;
   std::error_code ec;
@@ -152,6 +198,7 @@ Result<int> RunCheck(const CheckOptions& o) {
   request.timeout_s = o.timeout_s;
   // The oracle runs in this process: it gets the same limit as one run of the kernel.
   request.oracle_timeout_s = o.timeout_s;
+  if (tpu) return RunTpuCheck(o, std::move(request), std::move(*tpu));
   agents::CpuEngine engine;
   request.reference_cache_dir = engine.compiler().options().cache_dir + "/oracle";
   if (!o.source.empty()) {
@@ -200,7 +247,9 @@ void RegisterEngineCommands(CLI::App& app, CommandResult& result) {
   CLI::App* check = app.add_subcommand(
       "check", "Test the generated kernel against the interpreter on fresh random inputs");
   check->add_option("input", k->input, "Task directory or HLO module file")->required();
-  check->add_option("--target", k->target, "Target to check (cpu)");
+  check->add_option("--target", k->target,
+                    "Target to check: cpu, or tpu-v4|tpu-v5e|tpu-v5p|tpu-v6e|tpu-7x (the Pallas "
+                    "module in TPU interpret mode, compiled by libtpu compile-only)");
   check->add_option("--seeds", k->seeds, "Number of input seeds (default 3)");
   check->add_option("--atol", k->atol, "Absolute tolerance for every output (default: the task's)");
   check->add_option("--rtol", k->rtol, "Relative tolerance for every output (default: the task's)");

@@ -1,4 +1,4 @@
-// `maxkernel export RUN --format lib|jax-ffi -o DIR`: a run's best kernel out of the store
+// `maxkernel export RUN --format lib|jax-ffi|pallas -o DIR`: a run's best kernel out of the store
 // (agents/run_export.h does the work; docs/EXPORT.md describes the files).
 #include <filesystem>
 #include <iostream>
@@ -90,7 +90,7 @@ void RegisterExportCommand(CLI::App& app, CommandResult& result) {
   CLI::App* exp = app.add_subcommand(
       "export", "Export a run's best kernel: a C library (lib) or a JAX FFI module (jax-ffi)");
   exp->add_option("run", o->run, "Run id (from `runs list`)")->required();
-  exp->add_option("--format", o->format, "lib (default) or jax-ffi");
+  exp->add_option("--format", o->format, "lib (default), jax-ffi, or pallas (a TPU run: its Pallas module)");
   exp->add_option("-o,--out", o->out, "Output directory (created)")->required();
   exp->add_option("--name", o->name, "Library name (default: the task's name)");
   exp->add_option("--db", o->db, "Database file (default: DATA_DIR/maxkernel.db)");

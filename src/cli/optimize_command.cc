@@ -5,6 +5,7 @@
 // docs/OPTIMIZE.md documents the options, the result schema and the exit codes.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "modes/auto/auto_driver.h"
+#include "modes/auto/tpu_auto.h"
 #include "modes/search/search_options.h"
 #include "agents/pipeline_metrics.h"
 #include "agents/profiler.h"
@@ -28,6 +30,7 @@
 #include "store/sqlite_store.h"
 #include "support/machine_load.h"
 #include "support/metrics.h"
+#include "target/target.h"
 #include "task/task.h"
 
 namespace mk::cli {
@@ -265,9 +268,60 @@ void PrintTable(const json& r, const std::map<int64_t, double>& took_s) {
   }
 }
 
+// `optimize --target tpu-*`: the TPU model as the profiler (modes/auto/tpu_auto.h).
+Result<int> RunTpuOptimize(const OptimizeOptions& o, target::Target tpu) {
+  if (o.resume) return InvalidArgument("--resume is for CPU runs; a TPU run takes seconds, start a new one");
+  if (o.task.empty()) return InvalidArgument("give a task directory");
+  modes::TpuAutoRequest req;
+  req.task_dir = o.task;
+  req.tpu = std::move(tpu);
+  req.budget = o.max_iterations.value_or(64);
+  if (req.budget < 1) return InvalidArgument("--max-iterations must be at least 1");
+  MK_ASSIGN_OR_RETURN(req.search.algorithm, modes::search::ParseAlgorithm(o.algorithm));
+  req.search.epsilon = o.epsilon;
+  req.search.beam_width = o.beam_width;
+  req.search.analytical_init = !o.no_analytical_init;
+  MK_ASSIGN_OR_RETURN(req.search, modes::search::SearchOptionsFromJson(modes::search::ToJson(req.search)));
+  req.seed = o.seed;
+  if (o.test_seeds < 1) return InvalidArgument("--test-seeds must be at least 1");
+  req.test_seeds = o.test_seeds;
+  req.run_timeout_s = std::max(o.run_timeout_s, 600.0);
+  req.xla_estimate = o.xla_rounds > 0;
+  MK_ASSIGN_OR_RETURN(store::DataDir dir, store::ResolveDataDir(o.db));
+  MK_RETURN_IF_ERROR(store::EnsureDataDir(dir));
+  MK_ASSIGN_OR_RETURN(auto db, store::SqliteStore::Open(dir.db_path.string()));
+  store::ArtifactStore artifacts(dir.root);
+  if (!o.quiet) {
+    std::fprintf(stderr, "%s: modelling up to %d candidates, then checking the best in TPU "
+                 "interpret mode and compiling it with libtpu (compile-only)\n",
+                 req.tpu.name.c_str(), req.budget);
+  }
+  MK_ASSIGN_OR_RETURN(json result, modes::RunTpuAuto(req, *db, artifacts));
+  if (o.json) {
+    std::cout << result.dump(2) << "\n";
+  } else {
+    std::printf("run        %lld (%s, %s)\n", static_cast<long long>(result.value("run_id", int64_t{0})),
+                req.tpu.name.c_str(), result.value("status", "").c_str());
+    const json& best = result["best"];
+    if (best.is_object()) {
+      std::printf("best       candidate %lld: modelled %s (checked in interpret mode on %d seeds, "
+                  "compiled by libtpu)\n",
+                  static_cast<long long>(best.value("seq", int64_t{0})),
+                  Seconds(best.value("modelled_s", 0.0)).c_str(), req.test_seeds);
+    }
+    if (result["tpu"].contains("modelled_ratio")) {
+      std::printf("vs XLA:TPU modelled ratio x%.2f (XLA:TPU's own estimate / our model; no TPU "
+                  "measured either)\n", result["tpu"]["modelled_ratio"].get<double>());
+    }
+  }
+  return result.value("status", "") == "succeeded" ? kExitOk : kExitFailed;
+}
+
 Result<int> RunOptimize(const OptimizeOptions& o) {
   if (o.target != "cpu") {
-    return Unimplemented("target '" + o.target + "' is not available yet (available: cpu)");
+    MK_ASSIGN_OR_RETURN(target::Target t, target::TargetByName(o.target));
+    if (t.kind == target::TargetKind::kTpu) return RunTpuOptimize(o, std::move(t));
+    return Unimplemented("target '" + o.target + "' is not available yet (available: cpu, tpu-*)");
   }
   if (o.task.empty() == !o.resume.has_value()) {
     return InvalidArgument("give a task directory, or --resume RUN (not both)");
@@ -443,7 +497,9 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
 // The options `optimize` and `search` share.
 void AddRunOptions(CLI::App* cmd, OptimizeOptions* o) {
   cmd->add_option("task", o->task, "Task directory (task.yaml + module.hlo)");
-  cmd->add_option("--target", o->target, "Target to generate for (cpu)");
+  cmd->add_option("--target", o->target,
+                  "Target to generate for: cpu (measured here), or tpu-v4|tpu-v5e|tpu-v5p|tpu-v6e|"
+                  "tpu-7x (Pallas; modelled, checked in TPU interpret mode, compiled by libtpu)");
   cmd->add_option("--time-budget", o->time_budget_s,
                   "Seconds this invocation may spend (default 600; 0 = unlimited)");
   cmd->add_option("--target-metric", o->target_metric,

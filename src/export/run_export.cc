@@ -60,18 +60,20 @@ Status CheckBuffersMatch(const hlo::Module& module, const codegen::Implementatio
   return Status::Ok();
 }
 
-// The newest successful build of the candidate that kept a library and an implementation.
-Result<store::BuildRecord> UsableBuild(store::Store& db, const store::CandidateRecord& c) {
+// The newest successful build of the candidate that kept an implementation (and a library,
+// unless `with_library` is false: a TPU kernel has none).
+Result<store::BuildRecord> UsableBuild(store::Store& db, const store::CandidateRecord& c,
+                                       bool with_library) {
   MK_ASSIGN_OR_RETURN(std::vector<store::BuildRecord> builds, db.ListBuilds(c.id));
   for (auto it = builds.rbegin(); it != builds.rend(); ++it) {
-    if (it->status == store::BuildStatus::kOk && it->artifacts.count("library") &&
+    if (it->status == store::BuildStatus::kOk && (!with_library || it->artifacts.count("library")) &&
         it->artifacts.count("implementation")) {
       return *it;
     }
   }
   return NotFound("candidate " + std::to_string(c.id) + " (seq " + std::to_string(c.seq) +
-                  ") of run " + std::to_string(c.run_id) +
-                  " has no successful build with a stored library and implementation");
+                  ") of run " + std::to_string(c.run_id) + " has no successful build with a stored " +
+                  (with_library ? "library and " : "") + "implementation");
 }
 
 std::string Utc(double t) {
@@ -156,12 +158,18 @@ std::string ExportReadme(const StoredKernel& k, ExportFormat format,
 }
 
 std::string_view ExportFormatName(ExportFormat format) {
-  return format == ExportFormat::kLib ? "lib" : "jax-ffi";
+  switch (format) {
+    case ExportFormat::kLib: return "lib";
+    case ExportFormat::kJaxFfi: return "jax-ffi";
+    case ExportFormat::kPallas: return "pallas";
+  }
+  return "lib";
 }
 
 Result<ExportFormat> ParseExportFormat(std::string_view name) {
   if (name == "lib") return ExportFormat::kLib;
   if (name == "jax-ffi") return ExportFormat::kJaxFfi;
+  if (name == "pallas") return ExportFormat::kPallas;
   return InvalidArgument("unknown export format '" + std::string(name) +
                          "' (available: lib, jax-ffi)");
 }
@@ -188,7 +196,8 @@ std::string LibraryFileName(const std::string& name) {
 }
 
 Result<StoredKernel> LoadBestKernel(store::Store& db, const store::ArtifactStore& artifacts,
-                                    const store::RunRecord& run, const std::string& name) {
+                                    const store::RunRecord& run, const std::string& name,
+                                    bool with_library) {
   if (!run.best_candidate_id) {
     return InvalidArgument("run " + std::to_string(run.id) + " has no best candidate");
   }
@@ -201,7 +210,7 @@ Result<StoredKernel> LoadBestKernel(store::Store& db, const store::ArtifactStore
     return Internal("best candidate " + std::to_string(k.candidate.id) + " of run " +
                     std::to_string(run.id) + " is not marked correct");
   }
-  MK_ASSIGN_OR_RETURN(k.build, UsableBuild(db, k.candidate));
+  MK_ASSIGN_OR_RETURN(k.build, UsableBuild(db, k.candidate, with_library));
 
   MK_ASSIGN_OR_RETURN(k.module_sha256, ModuleSha(run, k.task));
   MK_ASSIGN_OR_RETURN(
@@ -220,8 +229,10 @@ Result<StoredKernel> LoadBestKernel(store::Store& db, const store::ArtifactStore
   MK_ASSIGN_OR_RETURN(k.impl, codegen::ImplementationFromJson(impl_json));
   MK_RETURN_IF_ERROR(CheckBuffersMatch(*k.module, k.impl));
 
-  k.library_sha256 = k.build.artifacts.at("library");
-  MK_ASSIGN_OR_RETURN(k.library, GetArtifact(artifacts, k.library_sha256, "kernel library"));
+  if (with_library) {
+    k.library_sha256 = k.build.artifacts.at("library");
+    MK_ASSIGN_OR_RETURN(k.library, GetArtifact(artifacts, k.library_sha256, "kernel library"));
+  }
   auto source = k.build.artifacts.find("source");
   if (source != k.build.artifacts.end()) k.source_sha256 = source->second;
 
@@ -247,6 +258,59 @@ Result<StoredKernel> LoadBestKernel(store::Store& db, const store::ArtifactStore
   return k;
 }
 
+namespace {
+
+// A TPU run's Pallas module as it was checked: <name>.py (kernel.py, unchanged), the kernel map,
+// a README saying how to run it.
+Result<RunExport> ExportPallas(store::Store& db, const store::ArtifactStore& artifacts,
+                               const store::RunRecord& run, const ExportOptions& options,
+                               RunExport out) {
+  MK_ASSIGN_OR_RETURN(StoredKernel k, LoadBestKernel(db, artifacts, run, options.name,
+                                                     /*with_library=*/false));
+  std::string module_py, kernel_map;
+  for (const auto& s : k.impl.sources) {
+    if (s.name == "kernel.py") module_py = s.text;
+    if (s.name == "kernel_map.json") kernel_map = s.text;
+  }
+  if (module_py.empty()) {
+    return InvalidArgument("the stored implementation of run " + std::to_string(run.id) +
+                           " has no kernel.py (not the Pallas emitter's)");
+  }
+  std::vector<ExportedFile> files = {{"python", k.name + ".py", module_py}};
+  if (!kernel_map.empty()) files.push_back({"kernel_map", k.name + "_kernel_map.json", kernel_map});
+  std::ostringstream r;
+  r << "maxkernel export of run " << run.id << " (format pallas)\n\n"
+    << "task           " << OneLineText(k.task_label) << "\n"
+    << "module         " << OneLineText(k.module->name) << "\n"
+    << "target         " << OneLineText(run.target) << "\n"
+    << "candidate      " << k.candidate.id << " (seq " << k.candidate.seq << ")\n";
+  if (run.best_median_s) {
+    r << "modelled time  " << Seconds(*run.best_median_s)
+      << " (the TPU performance model; no TPU measured it)\n";
+  }
+  r << "\nfiles\n";
+  for (const ExportedFile& f : files) r << "  " << f.name << "  (" << f.role << ")\n";
+  r << "  README.txt  (this file)\n\n"
+    << "run it, with this directory on sys.path:\n"
+    << "  import " << k.name << " as m\n"
+    << "  outputs = m.workload(*inputs)   # the module's parameters in order (m.PARAMETERS)\n"
+    << "on a TPU as it is; on a CPU in Pallas' TPU interpret mode:\n"
+    << "  from jax.experimental.pallas import tpu as pltpu\n"
+    << "  m.INTERPRET = pltpu.InterpretParams()\n"
+    << "\nsha256\n"
+    << "  implementation  " << k.implementation_sha256 << "\n"
+    << "  module          " << k.module_sha256 << "\n";
+  files.push_back({"readme", "README.txt", r.str()});
+  out.candidate_id = k.candidate.id;
+  out.name = k.name;
+  out.implementation_hash = k.impl.hash;
+  out.module_sha256 = k.module_sha256;
+  out.files = std::move(files);
+  return out;
+}
+
+}  // namespace
+
 Result<RunExport> ExportRun(store::Store& db, const store::ArtifactStore& artifacts, int64_t run_id,
                             const ExportOptions& options) {
   MK_ASSIGN_OR_RETURN(store::RunRecord run, db.GetRun(run_id));
@@ -259,9 +323,18 @@ Result<RunExport> ExportRun(store::Store& db, const store::ArtifactStore& artifa
                   std::to_string(run.candidate_count) + " candidates tried)";
     return out;
   }
+  const bool tpu = run.target.rfind("tpu-", 0) == 0;
+  if (options.format == ExportFormat::kPallas || tpu) {
+    if (!tpu || options.format != ExportFormat::kPallas) {
+      return InvalidArgument("run " + std::to_string(run.id) + " targets '" + run.target + "': " +
+                             (tpu ? "a TPU run exports as --format pallas"
+                                  : "--format pallas exports TPU runs (optimize --target tpu-*)"));
+    }
+    return ExportPallas(db, artifacts, run, options, std::move(out));
+  }
   if (run.target != "cpu") {
     return Unimplemented("run " + std::to_string(run.id) + " targets '" + run.target +
-                         "': only cpu kernels can be exported yet");
+                         "': only cpu and tpu kernels can be exported yet");
   }
   MK_ASSIGN_OR_RETURN(StoredKernel k, LoadBestKernel(db, artifacts, run, options.name));
   MK_RETURN_IF_ERROR(BuildShippedLibrary(k, options));

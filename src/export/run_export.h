@@ -30,8 +30,9 @@
 
 namespace mk::exports {
 
-enum class ExportFormat { kLib, kJaxFfi };
-std::string_view ExportFormatName(ExportFormat format);  // "lib", "jax-ffi"
+enum class ExportFormat { kLib, kJaxFfi, kPallas };
+// "lib", "jax-ffi", "pallas" (a TPU run's module: kernel.py whose workload(*inputs) runs under jax)
+std::string_view ExportFormatName(ExportFormat format);
 Result<ExportFormat> ParseExportFormat(std::string_view name);
 
 struct ExportOptions {
@@ -102,9 +103,11 @@ struct StoredKernel {
   std::string task_label;     // "12p llama3_70b_rmsnorm": the task's id and name, as known
 };
 
-// Loads the best kernel of `run`, which must have a best candidate.
+// Loads the best kernel of `run`, which must have a best candidate. A TPU run's kernel has no
+// library (`with_library` false): its implementation is the Pallas module.
 Result<StoredKernel> LoadBestKernel(store::Store& db, const store::ArtifactStore& artifacts,
-                                    const store::RunRecord& run, const std::string& name);
+                                    const store::RunRecord& run, const std::string& name,
+                                    bool with_library = true);
 
 // Builds `kernel.shipped_library` from the stored implementation (the compiler cache makes a
 // repeated export free). `options.cxx` picks the compiler as for the shim.

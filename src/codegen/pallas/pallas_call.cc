@@ -70,6 +70,8 @@ Result<KernelText> EmitGlueKernel(const analysis::Kernel& k, const std::string& 
            {"family", analysis::KernelFamilyName(k.family)},
            {"runs", "glue"},
            {"reason", reason},
+           {"flops", k.flops},
+           {"bytes", k.bytes},
            {"ops_in_pallas", nlohmann::json::array()},
            {"ops_in_glue", ops}};
   return t;
@@ -356,6 +358,8 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
   t.map = {{"name", k.name},
            {"family", analysis::KernelFamilyName(k.family)},
            {"runs", "pallas"},
+           {"flops", k.flops},
+           {"bytes", k.bytes},
            {"grid", steps},
            {"blocks", blocks_json},
            {"dimension_semantics", sem_plain},

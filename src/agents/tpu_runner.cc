@@ -1,0 +1,212 @@
+#include "agents/tpu_runner.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "agents/engine.h"
+#include "codegen/pallas/pallas_emitter.h"
+#include "hlo/literal_npy.h"
+#include "target/tpu_calibration.h"
+#include "target/tpu_perf_model.h"
+#include "task/bridge.h"
+
+namespace mk::agents {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A private scratch folder, removed with everything in it when it goes out of scope.
+class ScratchDir {
+ public:
+  static Result<ScratchDir> Create() {
+    std::string pattern = (fs::temp_directory_path() / "mk-tpu-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) return EnvironmentError("cannot create a folder in /tmp");
+    return ScratchDir(pattern);
+  }
+  ScratchDir(ScratchDir&& o) noexcept : path_(std::move(o.path_)) { o.path_.clear(); }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit ScratchDir(std::string p) : path_(std::move(p)) {}
+  std::string path_;
+};
+
+Result<std::string> SourceNamed(const codegen::Implementation& impl, const std::string& name) {
+  for (const auto& s : impl.sources) {
+    if (s.name == name) return s.text;
+  }
+  return InvalidArgument("the implementation has no " + name + " (not the Pallas emitter's)");
+}
+
+Status WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return EnvironmentError("cannot write " + path);
+  return Status::Ok();
+}
+
+// The bridge's JSON answer, or an error carrying what it printed.
+Result<json> BridgeJson(const std::vector<std::string>& args, double timeout_s, const std::string& what) {
+  MK_ASSIGN_OR_RETURN(ProcessResult r, task::RunBridge(args, timeout_s));
+  if (r.timed_out) return Status(ErrorCode::kInternal, what + " timed out after " + std::to_string(static_cast<int>(timeout_s)) + " s");
+  if (r.exit_code != 0) return task::BridgeFailure(r, what);
+  json j = json::parse(r.out, nullptr, false);
+  if (!j.is_object()) return Internal(what + " printed no JSON: " + r.out.substr(0, 300));
+  return j;
+}
+
+Result<target::TpuKernelShape> ShapeFromJson(const json& j) {
+  try {
+    target::TpuKernelShape k;
+    k.name = j.value("name", std::string());
+    k.grid_steps = j.at("grid_steps").get<int64_t>();
+    const json& mxu = j.at("mxu");
+    k.mxu_m = mxu.at("m").get<int64_t>();
+    k.mxu_n = mxu.at("n").get<int64_t>();
+    k.mxu_k = mxu.at("k").get<int64_t>();
+    k.mxu_bf16 = mxu.at("bf16").get<bool>();
+    k.vpu_flops_per_step = j.value("vpu_flops_per_step", int64_t{0});
+    k.transcendentals_per_step = j.value("transcendentals_per_step", int64_t{0});
+    k.xlu_vregs_per_step = j.value("xlu_vregs_per_step", int64_t{0});
+    k.in_bytes_per_step = j.at("in_bytes_per_step").get<int64_t>();
+    k.out_bytes_per_step = j.at("out_bytes_per_step").get<int64_t>();
+    k.prologue_bytes = j.value("prologue_bytes", int64_t{0});
+    k.epilogue_bytes = j.value("epilogue_bytes", int64_t{0});
+    k.vmem_bytes = j.at("vmem_bytes").get<int64_t>();
+    return k;
+  } catch (const json::exception& e) {
+    return InvalidArgument(std::string("a damaged kernel shape in kernel_map.json: ") + e.what());
+  }
+}
+
+}  // namespace
+
+json ToJson(const TpuModelledTime& t) {
+  json kernels = json::array();
+  for (const auto& k : t.kernels) {
+    kernels.push_back({{"name", k.name}, {"runs", k.runs}, {"modelled_s", k.modelled_s},
+                       {"bound", k.bound}, {"reason", k.reason.empty() ? json(nullptr) : json(k.reason)}});
+  }
+  return {{"modelled_s", t.seconds}, {"label", "modelled (no TPU measured it)"},
+          {"pallas_kernels", t.pallas_kernels}, {"glue_kernels", t.glue_kernels},
+          {"kernels", kernels}};
+}
+
+Result<TpuModelledTime> ModelTpuImplementation(const codegen::Implementation& impl,
+                                               const target::Target& tpu) {
+  MK_ASSIGN_OR_RETURN(std::string map_text, SourceNamed(impl, "kernel_map.json"));
+  json map = json::parse(map_text, nullptr, false);
+  if (!map.is_object() || !map.contains("kernels") || !map["kernels"].is_array()) {
+    return InvalidArgument("kernel_map.json is not the Pallas emitter's kernel map");
+  }
+  const target::TpuModelConstants constants = target::FittedTpuModelConstants(tpu);
+  TpuModelledTime total;
+  for (const json& k : map["kernels"]) {
+    TpuModelledKernel mk;
+    mk.name = k.value("name", std::string());
+    mk.runs = k.value("runs", std::string());
+    if (mk.runs == "pallas" && k.contains("tpu_kernel_shape")) {
+      MK_ASSIGN_OR_RETURN(target::TpuKernelShape shape, ShapeFromJson(k["tpu_kernel_shape"]));
+      MK_ASSIGN_OR_RETURN(target::TpuModelledTime t, target::ModelTpuKernel(tpu, shape, constants));
+      mk.modelled_s = t.seconds;
+      mk.bound = t.bound;
+      ++total.pallas_kernels;
+    } else {
+      mk.reason = k.value("reason", std::string());
+      const double flops = k.value("flops", 0.0), bytes = k.value("bytes", 0.0);
+      const double compute = tpu.peak_flops_bf16 > 0 ? flops / tpu.peak_flops_bf16 : 0;
+      const double memory = tpu.bandwidth_bytes_per_s > 0 ? bytes / tpu.bandwidth_bytes_per_s : 0;
+      mk.modelled_s = std::max(compute, memory);
+      mk.bound = "roofline";
+      ++total.glue_kernels;
+    }
+    total.seconds += mk.modelled_s;
+    total.kernels.push_back(std::move(mk));
+  }
+  return total;
+}
+
+TpuRunner::TpuRunner(target::Target tpu) : tpu_(std::move(tpu)) {}
+
+Result<codegen::Implementation> TpuRunner::Lower(const hlo::Module& module) {
+  MK_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> prepared, PrepareForLowering(module));
+  MK_ASSIGN_OR_RETURN(analysis::FusionPlan plan,
+                      analysis::PlanFusion(*prepared, FusionOptionsFor({}, tpu_)));
+  codegen::pallas::PallasEmitter emitter;
+  space::Candidate initial;
+  for (const auto& k : plan.kernels) initial.kernels.push_back(emitter.SpaceFor(k, tpu_).Initial());
+  return emitter.Emit(plan, initial, tpu_);
+}
+
+Result<BuildOutcome> TpuRunner::Build(const codegen::Implementation& impl) {
+  MK_ASSIGN_OR_RETURN(std::string source, SourceNamed(impl, "kernel.py"));
+  MK_ASSIGN_OR_RETURN(ScratchDir dir, ScratchDir::Create());
+  const std::string path = dir.path() + "/kernel.py";
+  MK_RETURN_IF_ERROR(WriteText(path, source));
+  std::string generation = tpu_.name.rfind("tpu-", 0) == 0 ? tpu_.name.substr(4) : tpu_.name;
+  Result<json> j = BridgeJson({"pallas-compile", "--module", path, "--generation", generation,
+                               "--json"}, 600, "compiling for " + tpu_.name);
+  if (!j.ok()) {
+    // No libtpu, or a bridge that cannot start: the toolchain, not the kernel.
+    return EnvironmentError(j.status().message());
+  }
+  last_compile_ = *j;
+  BuildOutcome b;
+  if (!j->value("ok", false)) {
+    b.ok = false;
+    const json err = j->value("error", json::object());
+    b.message = "the TPU compiler (libtpu, compile-only, " + tpu_.name + ") refused it: " +
+                err.value("kind", std::string("error")) + ": " + err.value("message", std::string());
+  }
+  return b;
+}
+
+Result<RunResult> TpuRunner::Run(const codegen::Implementation& impl,
+                                 const std::vector<hlo::Literal>& args, double timeout_s) {
+  MK_ASSIGN_OR_RETURN(std::string source, SourceNamed(impl, "kernel.py"));
+  MK_ASSIGN_OR_RETURN(ScratchDir dir, ScratchDir::Create());
+  const std::string module_path = dir.path() + "/kernel.py";
+  MK_RETURN_IF_ERROR(WriteText(module_path, source));
+  std::vector<std::string> argv = {"pallas-run", "--module", module_path, "--out", dir.path(), "--json", "--inputs"};
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string p = dir.path() + "/in" + std::to_string(i) + ".npy";
+    MK_RETURN_IF_ERROR(hlo::WriteLiteralNpy(p, args[i]));
+    argv.push_back(p);
+  }
+  // Interpret mode runs ~10 ms a grid step; the kernel's own timeout plus JAX's start-up.
+  Result<json> j = BridgeJson(argv, timeout_s + 60, "running " + tpu_.name + " interpret mode");
+  RunResult r;
+  if (!j.ok()) {
+    r.status = j.status().message().find("timed out") != std::string::npos ? "timed-out" : "internal-error";
+    r.message = j.status().message();
+    return r;
+  }
+  if (!j->value("ok", false)) {
+    const json err = j->value("error", json::object());
+    const std::string kind = err.value("kind", std::string("exception"));
+    r.status = kind == "race" ? "race" : kind == "out_of_bounds" ? "out-of-bounds" : "crashed";
+    r.message = "interpret mode: " + kind + ": " + err.value("message", std::string());
+    return r;
+  }
+  for (size_t i = 0; i < impl.buffers.size(); ++i) {
+    const codegen::BufferSlot& b = impl.buffers[i];
+    if (b.role != codegen::BufferSlot::Role::kOutput) continue;
+    const std::string p = dir.path() + "/out" + std::to_string(b.index) + ".npy";
+    MK_ASSIGN_OR_RETURN(hlo::Literal out,
+                        hlo::ReadLiteralNpy(p, b.shape, "output " + std::to_string(b.index)));
+    r.outputs.push_back(std::move(out));
+  }
+  return r;
+}
+
+}  // namespace mk::agents

@@ -1,0 +1,59 @@
+// A TPU target for the tester and the profiler: the Pallas emitter's module (kernel.py) run in
+// Pallas TPU interpret mode on this CPU (races and out-of-bounds block reads are failures),
+// built by the real TPU compiler in compile-only mode (libtpu: Mosaic and XLA:TPU refuse what a
+// TPU would), and timed by the TPU performance model (target/tpu_perf_model.h). No TPU measured
+// anything here: every time it gives is "modelled".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/target_runner.h"
+#include "target/target.h"
+
+namespace mk::agents {
+
+struct TpuModelledKernel {
+  std::string name;
+  std::string runs;       // "pallas" or "glue"
+  std::string reason;     // for glue: why it is not a pallas_call
+  double modelled_s = 0;  // pallas: the model; glue: its roofline at the chip's peaks
+  std::string bound;      // "mxu", "hbm", ... or "roofline" for glue
+};
+
+struct TpuModelledTime {
+  double seconds = 0;  // the sum over kernels (they run one after another)
+  int pallas_kernels = 0, glue_kernels = 0;
+  std::vector<TpuModelledKernel> kernels;
+};
+nlohmann::json ToJson(const TpuModelledTime& t);
+
+// The modelled time of an implementation the Pallas emitter made (its kernel_map.json), with the
+// model's constants fitted for the generation where a fit exists. Glue kernels are bounded by
+// their FLOPs and bytes at the chip's peaks (XLA:TPU runs them; nothing models them closer).
+Result<TpuModelledTime> ModelTpuImplementation(const codegen::Implementation& impl,
+                                               const target::Target& tpu);
+
+class TpuRunner final : public TargetRunner {
+ public:
+  explicit TpuRunner(target::Target tpu);
+  std::string target_name() const override { return tpu_.name; }
+  Result<codegen::Implementation> Lower(const hlo::Module& module) override;
+  // libtpu compile-only; without libtpu the toolchain is unusable: an Environment error.
+  Result<BuildOutcome> Build(const codegen::Implementation& impl) override;
+  Result<RunResult> Run(const codegen::Implementation& impl, const std::vector<hlo::Literal>& args,
+                        double timeout_s) override;
+  // Interpret mode fills every buffer with NaN itself; there is no byte to poison with.
+  uint8_t poison_byte() const override { return 0; }
+  const target::Target& target() const { return tpu_; }
+  // The last Build's compiler report (XLA:TPU's cost and memory analysis).
+  const nlohmann::json& last_compile() const { return last_compile_; }
+
+ private:
+  target::Target tpu_;
+  nlohmann::json last_compile_;
+};
+
+}  // namespace mk::agents

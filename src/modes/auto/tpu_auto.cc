@@ -1,0 +1,232 @@
+#include "modes/auto/tpu_auto.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+
+#include "agents/implementer.h"
+#include "agents/planner.h"
+#include "agents/tester.h"
+#include "agents/tpu_runner.h"
+#include "codegen/pallas/pallas_emitter.h"
+#include "hlo/printer.h"
+#include "hlo/verifier.h"
+#include "modes/search/plan_search.h"
+#include "task/bridge.h"
+#include "task/inputs.h"
+#include "task/task.h"
+
+namespace mk::modes {
+
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string SourceOf(const codegen::Implementation& impl, const std::string& name) {
+  for (const auto& s : impl.sources) {
+    if (s.name == name) return s.text;
+  }
+  return "";
+}
+
+// XLA:TPU's estimate of the reference, through the bridge; null with the reason when there is none.
+json XlaTpuEstimate(const std::string& task_dir, const target::Target& tpu) {
+  const std::string generation = tpu.name.substr(4);  // "tpu-v5e" -> "v5e"
+  Result<ProcessResult> r = task::RunBridge(
+      {"tpu-xla-cost", "--task", task_dir, "--generation", generation, "--json"}, 600);
+  if (!r.ok()) return {{"error", r.status().message()}};
+  json j = json::parse(r->out, nullptr, false);
+  if (!j.is_object()) return {{"error", "the bridge printed no JSON: " + r->err.substr(0, 300)}};
+  return j;
+}
+
+struct Modelled {
+  int64_t candidate_id = 0;
+  int64_t seq = 0;
+  space::Candidate candidate;
+  codegen::Implementation impl;
+  agents::TpuModelledTime time;
+};
+
+}  // namespace
+
+Result<json> RunTpuAuto(const TpuAutoRequest& request, store::Store& db,
+                        store::ArtifactStore& artifacts) {
+  if (request.tpu.kind != target::TargetKind::kTpu) return InvalidArgument("not a TPU target");
+  if (request.budget < 1) return InvalidArgument("the budget must be at least 1");
+  const auto start = Clock::now();
+  std::string task_dir = std::filesystem::absolute(request.task_dir).lexically_normal().string();
+  while (task_dir.size() > 1 && task_dir.back() == '/') task_dir.pop_back();
+  MK_ASSIGN_OR_RETURN(task::LoadedTask loaded, task::LoadTaskWithModule(task_dir));
+  MK_RETURN_IF_ERROR(hlo::VerifyModule(*loaded.module));
+  MK_RETURN_IF_ERROR(task::CheckBuffersFitInMemory(loaded.task));
+  MK_ASSIGN_OR_RETURN(std::string module_sha,
+                      artifacts.Put(hlo::PrintModule(*loaded.module), "text/x-hlo"));
+  store::TaskRecord tr;
+  tr.directory = task_dir;
+  tr.module_sha256 = module_sha;
+  tr.yaml = task::TaskToYaml(loaded.task);
+  MK_ASSIGN_OR_RETURN(int64_t task_id, db.UpsertTask(tr));
+  json config = {{"task_dir", task_dir},
+                 {"module_artifact", module_sha},
+                 {"budget", request.budget},
+                 {"seed", request.seed},
+                 {"test_seeds", request.test_seeds},
+                 {"search", search::ToJson(request.search)},
+                 {"profiler", "the TPU performance model (modelled, no TPU)"}};
+  store::NewRun nr;
+  nr.task_id = task_id;
+  nr.mode = store::RunMode::kAuto;
+  nr.target = request.tpu.name;
+  nr.config_json = config.dump();
+  MK_ASSIGN_OR_RETURN(int64_t run_id, db.CreateRun(nr));
+  (void)db.AddEvent(run_id, "run.started", config.dump());
+
+  // ---- plan and search, with the model as the profiler -------------------------------------
+  codegen::pallas::PallasEmitter emitter;
+  agents::PlanRequest preq;
+  preq.module = loaded.module.get();
+  preq.target = request.tpu;
+  Result<agents::Plan> plan = agents::RunPlanner(preq, emitter);
+  if (!plan.ok()) {
+    (void)db.FinishRun(run_id, store::RunStatus::kFailed);
+    return plan.status();
+  }
+  search::SearchOptions so = request.search;
+  so.use_model = false;
+  auto proposer = search::SearchPlan(*plan, so, request.seed + static_cast<uint64_t>(run_id));
+  std::vector<Modelled> modelled;
+  json candidates = json::array();
+  const json environment = {{"kind", "modelled"}, {"target", request.tpu.name},
+                            {"model", "target/tpu_perf_model.h"}};
+  for (int64_t seq = 0; seq < request.budget; ++seq) {
+    std::optional<space::Candidate> next = proposer->Next();
+    if (!next) break;
+    Result<agents::Implemented> impl = agents::RunImplementer(*plan, *next, emitter);
+    store::NewCandidate nc{run_id, seq, space::ToJson(*next).dump(), ""};
+    MK_ASSIGN_OR_RETURN(int64_t cid, db.AddCandidate(nc));
+    json row = {{"seq", seq}, {"schedule", space::ToJson(*next)}};
+    if (!impl.ok()) {
+      (void)db.SetCandidateStatus(cid, store::CandidateStatus::kBuildFailed);
+      proposer->Record(*next, std::nullopt);
+      row["status"] = "emit_failed";
+      row["error"] = impl.status().message();
+      candidates.push_back(row);
+      continue;
+    }
+    Result<agents::TpuModelledTime> t = agents::ModelTpuImplementation(impl->implementation, request.tpu);
+    MK_ASSIGN_OR_RETURN(std::string impl_sha,
+                        artifacts.Put(codegen::ImplementationToJson(impl->implementation).dump(),
+                                      "application/json"));
+    MK_ASSIGN_OR_RETURN(std::string source_sha,
+                        artifacts.Put(SourceOf(impl->implementation, "kernel.py"), "text/x-python"));
+    (void)db.SetCandidateImplementation(cid, impl_sha);
+    store::NewBuild nb;
+    nb.candidate_id = cid;
+    nb.artifacts = {{"implementation", impl_sha}, {"source", source_sha}};
+    MK_RETURN_IF_ERROR(db.AddBuild(nb).status());
+    if (!t.ok()) {
+      (void)db.SetCandidateStatus(cid, store::CandidateStatus::kBuildFailed);
+      proposer->Record(impl->candidate, std::nullopt);
+      row["status"] = "model_refused";
+      row["error"] = t.status().message();
+      candidates.push_back(row);
+      continue;
+    }
+    (void)db.SetCandidateStatus(cid, store::CandidateStatus::kBuilt);
+    store::NewMeasurement m;
+    m.run_id = run_id;
+    m.key = {cid, 0};
+    m.median_s = m.p10_s = m.p90_s = t->seconds;
+    m.environment_json = environment.dump();
+    MK_RETURN_IF_ERROR(db.AddMeasurement(m).status());
+    proposer->Record(impl->candidate, t->seconds);
+    row["status"] = "modelled";
+    row["modelled_s"] = t->seconds;
+    candidates.push_back(row);
+    modelled.push_back({cid, seq, impl->candidate, impl->implementation, *t});
+  }
+  std::sort(modelled.begin(), modelled.end(),
+            [](const Modelled& a, const Modelled& b) { return a.time.seconds < b.time.seconds; });
+
+  // ---- check the best: interpret mode + the real compiler ----------------------------------
+  agents::TpuRunner runner(request.tpu);
+  json checked = json::array();
+  const Modelled* best = nullptr;
+  json best_report, best_compile;
+  for (size_t i = 0; i < modelled.size() && static_cast<int>(i) < request.max_checked; ++i) {
+    agents::TestRequest tr;
+    tr.task_dir = task_dir;
+    tr.implementation = modelled[i].impl;
+    tr.num_seeds = request.test_seeds;
+    tr.timeout_s = request.run_timeout_s;
+    tr.oracle_timeout_s = request.run_timeout_s;
+    MK_ASSIGN_OR_RETURN(agents::TestReport report, agents::RunTester(tr, runner));
+    json rj = agents::ToJson(report);
+    checked.push_back({{"seq", modelled[i].seq}, {"status", report.status}, {"message", report.message}});
+    (void)db.SetCandidateStatus(modelled[i].candidate_id,
+                                report.passed() ? store::CandidateStatus::kCorrect
+                                : report.status == "build-failed" ? store::CandidateStatus::kBuildFailed
+                                                                  : store::CandidateStatus::kTestFailed);
+    if (report.passed()) {
+      best = &modelled[i];
+      best_report = rj;
+      best_compile = runner.last_compile();
+      MK_RETURN_IF_ERROR(db.SetRunBest(run_id, best->candidate_id));
+      break;
+    }
+  }
+
+  json result;
+  result["schema"] = "maxkernel.optimize.result/1";
+  result["run_id"] = run_id;
+  result["mode"] = "auto";
+  result["status"] = best ? "succeeded" : "failed";
+  result["task"] = {{"id", loaded.task.id}, {"name", loaded.task.name}, {"dir", task_dir},
+                    {"scale", loaded.task.scale}};
+  result["target"] = {{"name", request.tpu.name}, {"kind", "tpu"}, {"model", request.tpu.model},
+                      {"peak_bf16_flops", request.tpu.peak_flops_bf16},
+                      {"hbm_bytes_per_s", request.tpu.bandwidth_bytes_per_s},
+                      {"vmem_bytes", request.tpu.vmem_bytes}};
+  result["iterations"] = static_cast<int64_t>(candidates.size());
+  result["search"] = proposer->Stats();
+  result["candidates"] = candidates;
+  result["checked"] = checked;
+  result["plan"] = agents::ToJson(*plan);
+  json tpu = {{"label", "modelled: no TPU ran or timed any of this"}};
+  if (best) {
+    result["best"] = {{"candidate_id", best->candidate_id},
+                      {"seq", best->seq},
+                      {"schedule", space::ToJson(best->candidate)},
+                      {"modelled_s", best->time.seconds},
+                      {"model", agents::ToJson(best->time)},
+                      {"test", best_report},
+                      {"compile", best_compile},
+                      {"implementation_hash", best->impl.hash}};
+  } else {
+    result["best"] = nullptr;
+  }
+  if (request.xla_estimate) {
+    json xla = XlaTpuEstimate(task_dir, request.tpu);
+    tpu["xla_tpu_estimate"] = xla;
+    const double xla_s = xla.value(json::json_pointer("/cost/optimal_seconds"), 0.0);
+    if (best && xla_s > 0 && best->time.seconds > 0) {
+      tpu["modelled_ratio"] = xla_s / best->time.seconds;  // > 1: ours modelled faster
+    }
+  }
+  result["tpu"] = tpu;
+  result["elapsed_s"] = SecondsSince(start);
+  MK_ASSIGN_OR_RETURN(std::string result_sha, artifacts.Put(result.dump(2), "application/json"));
+  result["result_artifact"] = result_sha;
+  (void)db.AddEvent(run_id, "run.finished", json{{"status", result["status"]}, {"result_artifact", result_sha}}.dump());
+  MK_RETURN_IF_ERROR(db.FinishRun(run_id, best ? store::RunStatus::kSucceeded : store::RunStatus::kFailed));
+  return result;
+}
+
+}  // namespace mk::modes
