@@ -65,6 +65,12 @@ def _parser():
     x.add_argument("--generation", default="v5e", help="v4, v5e, v5p, v6e or 7x")
     x.add_argument("--json", action="store_true", help="the whole result as JSON")
 
+    c = sub.add_parser("pallas-compile",
+                       help="compile an emitted Pallas module for a TPU generation (compile-only)")
+    c.add_argument("--module", required=True, help="kernel.py written by the Pallas emitter")
+    c.add_argument("--generation", default="v5e", help="v4, v5e, v5p, v6e or 7x")
+    c.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+
     r = sub.add_parser("pallas-run",
                        help="run an emitted Pallas module in TPU interpret mode (JSON report)")
     r.add_argument("--module", required=True, help="kernel.py written by the Pallas emitter")
@@ -170,6 +176,17 @@ def _run(args) -> int:
                   + ", ".join(w for w, _ in failures), file=sys.stderr)
             return EXIT_BAD_INPUT
         return 0
+    if args.command == "pallas-compile":
+        from .pallas_compile import compile_module
+
+        result = compile_module(args.module, args.generation)
+        if args.json:
+            print(json.dumps(result))
+        elif not result["ok"]:
+            print(f"error: {args.module} does not compile for {args.generation} "
+                  f"({result['error']['kind']}): {result['error']['message'].splitlines()[0]}",
+                  file=sys.stderr)
+        return 0 if result["ok"] or args.json else 1
     if args.command == "pallas-run":
         from .pallas_check import run as pallas_run
 

@@ -149,11 +149,15 @@ def compile_for_tpu(fn, args, generation: str) -> dict:
         import jax
         from jax.sharding import SingleDeviceSharding
 
-        sharding = SingleDeviceSharding(device(generation))
+        target_device = device(generation)
+        sharding = SingleDeviceSharding(target_device)
         specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding)
                  if hasattr(a, "shape") else
                  jax.ShapeDtypeStruct(tuple(a[0]), a[1], sharding=sharding) for a in args]
-        compiled = jax.jit(fn).lower(*specs).compile()
+        # The default device too: Pallas' Mosaic lowering asks it which chip it lowers for
+        # (tpu_info.get_tpu_info: rank-1 blocks, sign), and with JAX_PLATFORMS=cpu it is the CPU.
+        with jax.default_device(target_device):
+            compiled = jax.jit(fn).lower(*specs).compile()
         return _result(generation, compiled.cost_analysis(), compiled.memory_analysis(), started)
     except BridgeError as e:
         if "unknown TPU generation" in str(e):
