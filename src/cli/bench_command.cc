@@ -19,6 +19,7 @@
 #include "benchmarks/bench_aa.h"
 #include "benchmarks/bench_gemm.h"
 #include "benchmarks/bench_jaxbench.h"
+#include "benchmarks/bench_tpu.h"
 #include "agents/engine.h"
 #include "agents/profiler.h"
 #include "cli/cli_util.h"
@@ -57,6 +58,9 @@ struct BenchOptions {
   double timeout = 600;
   bool json = false;
   std::string write_json, write_markdown;
+  // tpu
+  std::optional<std::string> generations;
+  bool no_check = false;
 };
 
 bool Executable(const fs::path& p) {
@@ -193,8 +197,53 @@ Result<int> RunAa(const BenchOptions& o) {
   return kExitOk;
 }
 
+// --suite tpu: the Pallas modules of the suite, checked, compiled, modelled (bench_tpu.h).
+Result<int> RunTpuSuite(const BenchOptions& o) {
+  bench::TpuBenchOptions to;
+  to.scale = o.scale.value_or("ci");
+  if (o.only) {
+    MK_ASSIGN_OR_RETURN(to.only, bench::ParseOnlyList(*o.only));
+  }
+  if (o.generations) {
+    to.generations.clear();
+    std::stringstream list(*o.generations);
+    for (std::string g; std::getline(list, g, ',');) {
+      if (!g.empty()) to.generations.push_back(g);
+    }
+  }
+  to.check = !o.no_check;
+  if (o.tasks) to.tasks_dir = *o.tasks;
+  std::string command = "maxkernel bench --suite tpu --scale " + to.scale;
+  if (o.only) command += " --only " + *o.only;
+  json header = bench::BenchHeader("tpu", command, "libtpu (compile-only) + the TPU model", 0);
+  MK_ASSIGN_OR_RETURN(std::vector<bench::TpuBenchRow> rows,
+                      bench::RunTpuBench(to, [&o](const std::string& line) {
+                        if (!o.json) std::cerr << line << std::endl;
+                      }));
+  header["finished"] = bench::UtcNow();
+  header["note"] = "modelled and estimated: no TPU measured any figure";
+  json rows_json = json::array();
+  for (const auto& r : rows) rows_json.push_back(bench::ToJson(r));
+  json doc = {{"header", header}, {"rows", rows_json}};
+  const std::string table = bench::FormatTpuTable(rows, to.generations);
+  std::vector<OutputFile> files;
+  if (!o.write_json.empty()) files.push_back({o.write_json, doc.dump(2) + "\n"});
+  if (!o.write_markdown.empty()) files.push_back({o.write_markdown, Markdown(header, table)});
+  if (!files.empty()) MK_RETURN_IF_ERROR(WriteFilesAtomically(files));
+  if (o.json) {
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    std::cout << table;
+  }
+  for (const auto& r : rows) {
+    if (!r.error.empty() || r.check.rfind("failed", 0) == 0) return kExitFailed;
+  }
+  return kExitOk;
+}
+
 Result<int> RunBench(const BenchOptions& o) {
   if (o.aa) return RunAa(o);
+  if (o.suite == "tpu") return RunTpuSuite(o);
   if (o.suite.empty()) return InvalidArgument("give --suite gemm|jaxbench, or --aa TASK_DIR");
   if (o.suite != "gemm" && o.suite != "jaxbench") {
     return InvalidArgument("--suite: '" + o.suite + "' is not a suite (choose gemm or jaxbench)");
@@ -429,7 +478,11 @@ void RegisterBenchCommand(CLI::App& app, CommandResult& result) {
       "bench",
       "Measure our kernels against oneDNN/OpenBLAS (--suite gemm) or XLA:CPU and the interpreter "
       "(--suite jaxbench): checked first, timed interleaved, reported as ratios baseline/ours");
-  cmd->add_option("--suite", o->suite, "gemm or jaxbench");
+  cmd->add_option("--suite", o->suite,
+                  "gemm, jaxbench, or tpu (every workload's Pallas module: checked in TPU interpret "
+                  "mode at ci scale, compiled by libtpu, modelled, against XLA:TPU's estimate)");
+  cmd->add_option("--generations", o->generations, "tpu: TPU generations (default v5e,v6e)");
+  cmd->add_flag("--no-check", o->no_check, "tpu: compile and model only, no interpret-mode check");
   cmd->add_option("--aa", o->aa,
                   "A/A check of the timing protocol: time the planner's kernel for TASK_DIR "
                   "against itself in --trials interleaved comparisons (instead of a --suite)");
