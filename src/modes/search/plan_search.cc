@@ -6,13 +6,12 @@ namespace mk::modes::search {
 
 space::Candidate StartPoint(const agents::Plan& plan, bool analytical_init) {
   if (analytical_init) return plan.initial;
+  // Each domain's median, moved to the nearest point its kernel's constraints allow: the
+  // planner's initial when it declared the spaces without the analytical rules.
   space::Candidate c;
-  for (const auto& s : plan.spaces) {
-    space::Schedule sched;
-    for (const auto& p : s.params) {
-      sched.values[p.name] = p.values.empty() ? p.initial : p.values[(p.values.size() - 1) / 2];
-    }
-    c.kernels.push_back(std::move(sched));
+  for (space::KernelSpace s : plan.spaces) {
+    space::CenterOnMedians(s);
+    c.kernels.push_back(s.Initial());
   }
   return c;
 }

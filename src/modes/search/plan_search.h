@@ -13,7 +13,8 @@
 namespace mk::modes::search {
 
 // The start point: the planner's analytical candidate, or (options.analytical_init false) each
-// domain's median value.
+// domain's median value (space::CenterOnMedians: moved to the nearest legal point where the
+// medians break a joint constraint).
 space::Candidate StartPoint(const agents::Plan& plan, bool analytical_init);
 
 LowerBound BoundOfPlan(const agents::Plan& plan);
