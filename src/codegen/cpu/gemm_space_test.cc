@@ -140,7 +140,9 @@ TEST(GemmSpaceTest, WithoutTheAnalyticalRulesTheInitialIsTheMedianOrItsNearestLe
         EXPECT_EQ(s.Initial(), space::NearestLegal(s, medians));
         // Only the constrained parameters move.
         for (const auto& p : s.params) {
-          if (p.name != "mr" && p.name != "nr") EXPECT_EQ(p.initial, space::MedianValue(p)) << p.name;
+          if (p.name != "mr" && p.name != "nr") {
+            EXPECT_EQ(p.initial, space::MedianValue(p)) << p.name;
+          }
         }
       }
     }
