@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <tuple>
 
@@ -116,6 +117,43 @@ std::optional<DotGeometry> HeroGemm(const hlo::Instruction& hero, const target::
     if (cg.ok() && cg->fallback.empty()) return cg->g;
   }
   return std::nullopt;
+}
+
+// The blocked GEMM's own parameters: under gemm_blocked=0 the dot or convolution is a loop nest
+// (materialize.cc, materialize_conv.cc) that reads none of them.
+constexpr const char* kBlockedOnly[] = {"amx", "mr", "nr", "kc", "mc", "nc", "unroll_k",
+                                        "prefetch_c", "prefetch_ab", "pack_b", "pack_a", "inner",
+                                        "share_a", "thread_split", "loop_order"};
+
+// Under gemm_blocked=0 every value of a blocked-only parameter builds the same library: only
+// each one's first value is kept. Declared for the grids alone: their median start is the loop
+// nest (the lower median of {0, 1}), where a walk over these dead parameters proposes nothing but
+// duplicates of one library; the analytical space starts blocked, and optimize's walk keeps its
+// one-step move to the loop nest.
+space::Constraint LoopNestConstraint(const space::KernelSpace& s) {
+  std::map<std::string, int64_t> first;
+  for (const auto& p : s.params) {
+    for (const char* name : kBlockedOnly) {
+      if (p.name == name && !p.values.empty()) first[p.name] = p.values.front();
+    }
+  }
+  space::Constraint c;
+  c.name = "loop_nest";
+  c.reason = "under gemm_blocked=0 the loop nest reads no blocked-GEMM parameter: only their "
+             "first values are kept";
+  c.check = [first](const space::Schedule& sched) {
+    auto blocked = sched.values.find("gemm_blocked");
+    if (blocked == sched.values.end()) return space::Verdict::kUnknown;
+    if (blocked->second != 0) return space::Verdict::kOk;
+    bool undecided = false;
+    for (const auto& [name, value] : first) {
+      auto it = sched.values.find(name);
+      if (it == sched.values.end()) undecided = true;
+      else if (it->second != value) return space::Verdict::kViolated;
+    }
+    return undecided ? space::Verdict::kUnknown : space::Verdict::kOk;
+  };
+  return c;
 }
 
 }  // namespace
@@ -243,6 +281,7 @@ space::KernelSpace ContractionKernelSpace(const analysis::Kernel& kernel,
                              "partial accumulators per group in a group norm's reduces (1: the "
                              "serial order)"));
   }
+  if (!analytical) s.constraints.push_back(LoopNestConstraint(s));
   return s;
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "analysis/fusion_plan.h"
 #include "codegen/cpu/cpu_emitter.h"
@@ -138,25 +139,44 @@ TEST(GemmSpaceTest, WithoutTheAnalyticalRulesTheInitialIsTheMedianOrItsNearestLe
         EXPECT_EQ(s.Initial(), medians);
       } else {
         EXPECT_EQ(s.Initial(), space::NearestLegal(s, medians));
-        // Only the constrained parameters move.
+        // Only the constrained parameters move: the register tile, and the blocked-only ones
+        // where the median gemm_blocked (0) is the loop nest.
+        const std::set<std::string> constrained = {
+            "mr", "nr", "amx", "kc", "mc", "nc", "unroll_k", "prefetch_c", "prefetch_ab",
+            "pack_b", "pack_a", "inner", "share_a", "thread_split", "loop_order"};
         for (const auto& p : s.params) {
-          if (p.name != "mr" && p.name != "nr") {
+          if (!constrained.count(p.name)) {
             EXPECT_EQ(p.initial, space::MedianValue(p)) << p.name;
           }
         }
       }
     }
   }
-  // With 32 registers the big GEMM's medians (MR 8, NR 32) fit; with 16 (AVX2) they do not.
+  // The big GEMM: the median gemm_blocked is 0, the loop nest, which reads no blocked-GEMM
+  // parameter, so those start at their first values (loop_nest) rather than at medians that
+  // would differ only in name.
   for (size_t k = 0; k < f.plan.kernels.size(); ++k) {
     if (!f.plan.kernels[k].hero || f.plan.kernels[k].hero->name != "big") continue;
-    const space::KernelSpace wide = Spaces(f, Avx512(), false)[k];
-    EXPECT_EQ(wide.Initial().Get("mr", 0), 8);
-    EXPECT_EQ(wide.Initial().Get("nr", 0), 32);
+    const space::KernelSpace s = Spaces(f, Avx512(), false)[k];
+    EXPECT_EQ(s.Initial().Get("gemm_blocked", -1), 0);
+    EXPECT_EQ(s.Initial().Get("mr", 0), 1);
+    EXPECT_EQ(s.Initial().Get("kc", 0), 16);
+    // Blocked, the medians are legal with 32 registers (MR 8, NR 32) and not with 16.
+    space::Schedule blocked = s.Initial();
+    blocked.values["gemm_blocked"] = 1;
+    blocked.values["mr"] = 8;
+    blocked.values["nr"] = 32;
+    EXPECT_EQ(s.Violated(blocked), nullptr);
     const space::KernelSpace narrow = Spaces(f, Avx2(1 << 20, 32 << 20, 1e12), false)[k];
-    EXPECT_EQ(narrow.Initial().Get("mr", 0), 8);
-    EXPECT_TRUE(RegisterTileFits(Avx2(1 << 20, 32 << 20, 1e12), 8, narrow.Initial().Get("nr", 0)));
-    EXPECT_LT(narrow.Initial().Get("nr", 0), 32);
+    const space::Constraint* v = narrow.Violated(blocked);
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->name, "register_tile");
+    // And under the loop nest a blocked-only value other than the first is a duplicate.
+    space::Schedule dead = s.Initial();
+    dead.values["kc"] = 64;
+    v = s.Violated(dead);
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->name, "loop_nest");
   }
 }
 
@@ -168,7 +188,8 @@ TEST(GemmSpaceTest, EveryBlockedGemmDeclaresTheRegisterTileAndItsInitialPointSat
       for (size_t k = 0; k < spaces.size(); ++k) {
         const space::KernelSpace& s = spaces[k];
         const bool gemm = Find(s, "mr") != nullptr;
-        ASSERT_EQ(s.constraints.size(), gemm ? 1u : 0u) << k;
+        // register_tile always; loop_nest on the grids.
+        ASSERT_EQ(s.constraints.size(), gemm ? (analytical ? 1u : 2u) : 0u) << k;
         EXPECT_EQ(s.Violated(s.Initial()), nullptr) << k << (analytical ? " analytical" : "");
         if (!gemm) continue;
         EXPECT_EQ(s.constraints[0].name, "register_tile");

@@ -6,12 +6,14 @@ namespace mk::modes::search {
 
 space::Candidate StartPoint(const agents::Plan& plan, bool analytical_init) {
   if (analytical_init) return plan.initial;
-  // Each domain's median, moved to the nearest point its kernel's constraints allow: the
-  // planner's initial when it declared the spaces without the analytical rules.
+  // Each domain's median as it is, even where the medians together break a joint constraint:
+  // the start only centres each decision's child order (one decision at a time), and the search
+  // prunes what is illegal.
   space::Candidate c;
-  for (space::KernelSpace s : plan.spaces) {
-    space::CenterOnMedians(s);
-    c.kernels.push_back(s.Initial());
+  for (const auto& s : plan.spaces) {
+    space::Schedule sched;
+    for (const auto& p : s.params) sched.values[p.name] = space::MedianValue(p);
+    c.kernels.push_back(std::move(sched));
   }
   return c;
 }
