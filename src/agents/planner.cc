@@ -104,7 +104,7 @@ Result<Plan> RunPlanner(const PlanRequest& request, const codegen::Emitter& emit
   for (const analysis::Kernel& k : plan.fusion.kernels) {
     plan.kernels.push_back(KernelRooflineOf(k, plan.target));
     plan.lower_bound_s += plan.kernels.back().lower_bound_s;
-    plan.spaces.push_back(emitter.SpaceFor(k, plan.target));
+    plan.spaces.push_back(emitter.SpaceFor(k, plan.target, request.space));
     plan.initial.kernels.push_back(plan.spaces.back().Initial());
   }
   plan.rationale_markdown = Rationale(plan);

@@ -26,6 +26,10 @@ struct PlanRequest {
   const hlo::Module* module = nullptr;  // verified; not modified (the planner plans a copy)
   target::Target target;
   analysis::FusionOptions fusion;
+  // How the emitter declares each kernel's space: {.analytical = false} for
+  // `search --no-analytical-init` (grids that do not depend on the target's model, initial
+  // values at their medians; codegen::SpaceRequest).
+  codegen::SpaceRequest space;
 };
 
 struct KernelRoofline {

@@ -53,7 +53,7 @@ class PlannerTest : public ::testing::Test {
 };
 
 TEST_F(PlannerTest, RooflineOfEveryKernelIsTheLargerOfComputeAndMemoryTime) {
-  PlanRequest req{module_.get(), target_, {}};
+  PlanRequest req{module_.get(), target_, {}, {}};
   auto plan = RunPlanner(req, emitter_);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   ASSERT_FALSE(plan->kernels.empty());
@@ -81,7 +81,7 @@ TEST_F(PlannerTest, RooflineOfEveryKernelIsTheLargerOfComputeAndMemoryTime) {
 }
 
 TEST_F(PlannerTest, InitialCandidateIsEachSpacesAnalyticalPointAndImplements) {
-  auto plan = RunPlanner({module_.get(), target_, {}}, emitter_);
+  auto plan = RunPlanner({module_.get(), target_, {}, {}}, emitter_);
   ASSERT_TRUE(plan.ok());
   ASSERT_EQ(plan->initial.kernels.size(), plan->spaces.size());
   for (size_t k = 0; k < plan->spaces.size(); ++k) {
@@ -93,7 +93,7 @@ TEST_F(PlannerTest, InitialCandidateIsEachSpacesAnalyticalPointAndImplements) {
 }
 
 TEST_F(PlannerTest, RationaleNamesTheKernelsAndJsonCarriesTheSpaces) {
-  auto plan = RunPlanner({module_.get(), target_, {}}, emitter_);
+  auto plan = RunPlanner({module_.get(), target_, {}, {}}, emitter_);
   ASSERT_TRUE(plan.ok());
   for (const auto& k : plan->kernels) {
     EXPECT_NE(plan->rationale_markdown.find(k.name), std::string::npos) << k.name;
@@ -109,7 +109,7 @@ TEST_F(PlannerTest, RationaleNamesTheKernelsAndJsonCarriesTheSpaces) {
 TEST_F(PlannerTest, PlanningLeavesTheCallersModuleAlone) {
   std::string before = module_->name;
   size_t count = module_->entry()->instructions().size();
-  auto plan = RunPlanner({module_.get(), target_, {}}, emitter_);
+  auto plan = RunPlanner({module_.get(), target_, {}, {}}, emitter_);
   ASSERT_TRUE(plan.ok());
   EXPECT_NE(plan->module.get(), module_.get());
   EXPECT_EQ(module_->entry()->instructions().size(), count);
@@ -125,7 +125,7 @@ TEST(PlannerRequest, NoModuleIsAnError) {
 // ---- the implementer's check of a candidate ----------------------------------------------------
 
 TEST_F(PlannerTest, ImplementerCompletesAndChecksCandidates) {
-  auto plan = RunPlanner({module_.get(), target_, {}}, emitter_);
+  auto plan = RunPlanner({module_.get(), target_, {}, {}}, emitter_);
   ASSERT_TRUE(plan.ok());
   space::Candidate empty;
   empty.kernels.resize(plan->spaces.size());
@@ -150,7 +150,7 @@ TEST_F(PlannerTest, ImplementerCompletesAndChecksCandidates) {
 }
 
 TEST_F(PlannerTest, DifferentSchedulesGiveDifferentImplementations) {
-  auto plan = RunPlanner({module_.get(), target_, {}}, emitter_);
+  auto plan = RunPlanner({module_.get(), target_, {}, {}}, emitter_);
   ASSERT_TRUE(plan.ok());
   space::Candidate a = plan->initial, b = plan->initial;
   for (auto& s : a.kernels) s.values["threads"] = 1;
@@ -193,7 +193,7 @@ TEST(PlannerFusionTest, RowReductionsJoinTheGemmOnlyPastTheLastCacheLevel) {
   for (int64_t l3 : {int64_t{8} << 10, int64_t{32} << 20}) {
     t.l3_bytes = l3;
     EXPECT_EQ(FusionOptionsFor({}, t).row_reduction_min_bytes, l3);
-    auto plan = RunPlanner(PlanRequest{m->get(), t, {}}, emitter);
+    auto plan = RunPlanner(PlanRequest{m->get(), t, {}, {}}, emitter);
     ASSERT_TRUE(plan.ok()) << plan.status().ToString();
     EXPECT_EQ(plan->fusion.kernels.size(), l3 < 64 * 48 * 4 ? 1u : 2u)
         << "L3 " << l3 << "\n" << plan->fusion.Summary();

@@ -314,6 +314,32 @@ TEST_F(OptimizeCliTest, SearchWalksTheDecisionGraphAndSaysWhatItPrunedAndChecked
   EXPECT_NE(eps.err.find("epsilon"), std::string::npos) << eps.err;
 }
 
+TEST_F(OptimizeCliTest, SearchWithoutAnalyticalInitProposesPointsOfTheFixedGrids) {
+  auto r = RunMaxkernel({"search", task_.string(), "--no-analytical-init", "--budget", "3",
+                         "--db", db_, "--json", "--xla-rounds", "0", "--min-time", "0.02",
+                         "--no-probe", "--profile-kernels", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j["iterations"], 3);
+  EXPECT_FALSE(j["search"]["options"]["analytical_init"].get<bool>());
+  ASSERT_TRUE(j["candidates"].is_array());
+  ASSERT_GE(j["candidates"].size(), 3u);
+  // The 32x24x16 dot's cache blocks are the fixed grids cut at its dims: KC 16 (K 16), NC 64
+  // (the first value covering N 24), whatever the model would block it with.
+  int gemms = 0;
+  for (const json& c : j["candidates"]) {
+    for (const json& k : c["schedule"]["kernels"]) {
+      if (!k.contains("kc")) continue;
+      ++gemms;
+      EXPECT_EQ(k["kc"], 16) << c.dump();
+      EXPECT_EQ(k["nc"], 64) << c.dump();
+      EXPECT_LE(k["mc"].get<int>(), 32) << c.dump();
+    }
+  }
+  EXPECT_GE(gemms, 3);
+}
+
 TEST_F(OptimizeCliTest, ARunKilledWithSigkillResumesWithoutLosingOrRepeatingMeasurements) {
   // A slow profile (0.4 s of timed calls per candidate) leaves time to kill the run between
   // its first stored measurement and its last candidate.

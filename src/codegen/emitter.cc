@@ -5,6 +5,13 @@
 
 namespace mk::codegen {
 
+space::KernelSpace Emitter::SpaceFor(const analysis::Kernel& kernel, const target::Target& target,
+                                     const SpaceRequest& request) const {
+  space::KernelSpace s = SpaceFor(kernel, target);
+  if (!request.analytical) space::CenterOnMedians(s);
+  return s;
+}
+
 Result<std::unique_ptr<Emitter>> EmitterFor(const target::Target& target) {
   if (target.kind == target::TargetKind::kCpu) {
     return std::unique_ptr<Emitter>(std::make_unique<cpu::CpuEmitter>());

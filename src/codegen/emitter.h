@@ -39,6 +39,16 @@ struct Implementation {
   std::string entry_symbol = "mk_kernel";
 };
 
+// How SpaceFor declares a kernel's space.
+struct SpaceRequest {
+  // true: the analytical model of the target shapes the space: each domain holds the model's
+  // choice, which is the initial value. false (`search --no-analytical-init`): each domain is a
+  // grid that does not depend on the model (only on what is legal: the ISA's vector width, the
+  // core count, the problem's dims), and the initial value is each domain's median, moved to the
+  // nearest point the space's constraints allow (space::CenterOnMedians).
+  bool analytical = true;
+};
+
 class Emitter {
  public:
   virtual ~Emitter() = default;
@@ -46,6 +56,11 @@ class Emitter {
   // The declared parameters of `kernel` on `target`, with analytical initial values.
   virtual space::KernelSpace SpaceFor(const analysis::Kernel& kernel,
                                       const target::Target& target) const = 0;
+  // The same as `request` asks. An emitter whose domains hold model-chosen values overrides it;
+  // this default keeps SpaceFor's domains and centres the initial values on their medians.
+  virtual space::KernelSpace SpaceFor(const analysis::Kernel& kernel,
+                                      const target::Target& target,
+                                      const SpaceRequest& request) const;
   virtual Result<Implementation> Emit(const analysis::FusionPlan& plan,
                                       const space::Candidate& candidate,
                                       const target::Target& target) const = 0;

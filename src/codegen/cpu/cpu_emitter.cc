@@ -105,17 +105,31 @@ const std::vector<std::string>& KernelFlags() {
 
 space::KernelSpace CpuEmitter::SpaceFor(const analysis::Kernel& kernel,
                                         const target::Target& target) const {
+  return SpaceFor(kernel, target, SpaceRequest{});
+}
+
+space::KernelSpace CpuEmitter::SpaceFor(const analysis::Kernel& kernel,
+                                        const target::Target& target,
+                                        const SpaceRequest& request) const {
+  space::KernelSpace s;
   switch (kernel.family) {
     case analysis::KernelFamily::kLoop:
-      return LoopKernelSpace(kernel, target);
+      s = LoopKernelSpace(kernel, target);
+      break;
     case analysis::KernelFamily::kReduction:
-      return ReductionKernelSpace(kernel, target);
+      s = ReductionKernelSpace(kernel, target);
+      break;
     case analysis::KernelFamily::kContraction:
-      return ContractionKernelSpace(kernel, target);
+      s = ContractionKernelSpace(kernel, target, request.analytical);
+      break;
     case analysis::KernelFamily::kStandalone:
+      s = StandaloneKernelSpace(kernel, target);
       break;
   }
-  return StandaloneKernelSpace(kernel, target);
+  // The loop, reduction and standalone domains are fixed lists already (their initial values
+  // are the model's part); the contraction space drops the model's values from its domains.
+  if (!request.analytical) space::CenterOnMedians(s);
+  return s;
 }
 
 Result<Implementation> CpuEmitter::Emit(const analysis::FusionPlan& plan,

@@ -15,6 +15,9 @@ class CpuEmitter : public Emitter {
   std::string target_name() const override { return "cpu"; }
   space::KernelSpace SpaceFor(const analysis::Kernel& kernel,
                               const target::Target& target) const override;
+  // One path for both: the family's space (kernel_spaces.h) as `request` asks.
+  space::KernelSpace SpaceFor(const analysis::Kernel& kernel, const target::Target& target,
+                              const SpaceRequest& request) const override;
   Result<Implementation> Emit(const analysis::FusionPlan& plan, const space::Candidate& candidate,
                               const target::Target& target) const override;
 };

@@ -574,6 +574,12 @@ Result<GemmParams> ResolveGemmParams(const space::Schedule& s, const DotGeometry
   return p;
 }
 
+bool RegisterTileFits(const target::Target& target, int64_t mr, int64_t nr) {
+  const int64_t lanes = F32Lanes(target);
+  const int64_t nv = CeilDiv(std::max<int64_t>(1, nr), lanes);
+  return mr * nv + nv + 1 <= VectorRegisters(target);
+}
+
 std::vector<int64_t> GemmMrValues() {
   std::vector<int64_t> v;
   for (int64_t mr = 1; mr <= 16; ++mr) v.push_back(mr);

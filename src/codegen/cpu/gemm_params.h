@@ -208,6 +208,11 @@ void SetInitialLoopOrder(const DotGeometry& g, const target::Target& target, Gem
 void DeepenSlices(const DotGeometry& g, const target::Target& target, GemmParams& p);
 constexpr int64_t kDeepKc = 2048;
 
+// Whether an MR×NR register tile fits `target`'s vector registers: its MR·NV accumulators, the
+// NV vectors of B and the broadcast of A (NV = NR / f32 lanes, rounded up). InitialGemmParams and
+// RegisterTileWithNrMultiple choose only such tiles; the kernel space declares it as a constraint.
+bool RegisterTileFits(const target::Target& target, int64_t mr, int64_t nr);
+
 // Legal values of each parameter, for the kernel space (ascending).
 std::vector<int64_t> GemmMrValues();
 std::vector<int64_t> GemmNrValues(const target::Target& target);

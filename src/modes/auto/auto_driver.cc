@@ -318,6 +318,7 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
   PlanRequest preq;
   preq.module = loaded.module.get();
   preq.target = engine.target();
+  preq.space.analytical = !options.search || options.search->analytical_init;
   auto plan_start = Clock::now();
   Result<Plan> plan = RunPlanner(preq, engine.emitter());
   if (callbacks.observer) {

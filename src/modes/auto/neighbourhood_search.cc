@@ -27,6 +27,13 @@ std::string NeighbourhoodSearch::Key(const space::Candidate& candidate) const {
   return space::ToJson(candidate).dump();
 }
 
+bool NeighbourhoodSearch::Legal(const space::Candidate& candidate) const {
+  for (size_t k = 0; k < spaces_.size(); ++k) {
+    if (spaces_[k].Violated(candidate.For(k))) return false;
+  }
+  return true;
+}
+
 bool NeighbourhoodSearch::Tried(const space::Candidate& candidate) const {
   return tried_.count(Key(candidate)) > 0;
 }
@@ -117,13 +124,13 @@ std::optional<space::Candidate> NeighbourhoodSearch::RandomPerturbation(
       c.kernels[k].values[p.name] =
           p.values[std::uniform_int_distribution<size_t>(0, p.values.size() - 1)(rng_)];
     }
-    if (!Tried(c)) return c;
+    if (!Tried(c) && Legal(c)) return c;
   }
   return std::nullopt;
 }
 
 std::optional<space::Candidate> NeighbourhoodSearch::Next() {
-  if (!Tried(initial_)) return initial_;
+  if (!Tried(initial_) && Legal(initial_)) return initial_;
   if (tried_.size() >= SpaceSize()) return std::nullopt;
   const space::Candidate& from = best_ ? *best_ : initial_;
   std::bernoulli_distribution explore(random_fraction_);
@@ -132,7 +139,7 @@ std::optional<space::Candidate> NeighbourhoodSearch::Next() {
     std::vector<space::Candidate> fresh;
     std::vector<double> w;
     for (auto& m : moves) {
-      if (Tried(m)) continue;
+      if (Tried(m) || !Legal(m)) continue;
       // A move's weight: the summed weights of the kernels it changes.
       double weight = 0;
       for (size_t k = 0; k < m.kernels.size() && k < from.kernels.size(); ++k) {
@@ -166,7 +173,7 @@ std::optional<space::Candidate> NeighbourhoodSearch::FirstUntried(uint64_t limit
     for (size_t d = 0; d < digits.size(); ++d) {
       c.kernels[digits[d].first].values[digits[d].second->name] = digits[d].second->values[index[d]];
     }
-    if (!Tried(c)) return c;
+    if (!Tried(c) && Legal(c)) return c;
     size_t d = 0;
     while (d < digits.size() && ++index[d] == digits[d].second->values.size()) index[d++] = 0;
     if (d == digits.size()) break;  // wrapped around: every point was visited

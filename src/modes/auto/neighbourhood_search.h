@@ -11,7 +11,8 @@
 //      random values of their domains, to leave a local optimum;
 //   4. when neither finds an untried point, the first untried one in enumeration order (so a
 //      small space is always covered completely before the search reports exhaustion).
-// Candidates already tried (in this run, or in the run being resumed) are never proposed again.
+// Candidates already tried (in this run, or in the run being resumed) are never proposed again,
+// nor is one that violates a kernel's joint constraint (space::KernelSpace::constraints).
 // Deterministic for a given seed and history.
 #pragma once
 
@@ -47,6 +48,8 @@ class NeighbourhoodSearch final : public Proposer {
 
  private:
   std::string Key(const space::Candidate& candidate) const;
+  // No kernel's schedule violates one of its space's constraints.
+  bool Legal(const space::Candidate& candidate) const;
   std::vector<space::Candidate> LocalMoves(const space::Candidate& from) const;
   std::optional<space::Candidate> RandomPerturbation(const space::Candidate& from);
   size_t PickKernel();

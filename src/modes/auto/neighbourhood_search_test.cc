@@ -114,3 +114,36 @@ TEST(NeighbourhoodSearch, ReplayedHistoryIsNotProposedAgain) {
 
 }  // namespace
 }  // namespace mk::modes
+
+namespace mk::modes {
+namespace {
+
+TEST(NeighbourhoodSearch, NeverProposesAPointThatViolatesAJointConstraint) {
+  std::vector<space::KernelSpace> spaces = {Space({{"a", {1, 2, 4, 8}}, {"b", {1, 2, 4, 8}}}),
+                                            Space({{"c", {0, 1}}})};
+  space::Constraint c;
+  c.name = "product";
+  c.check = [](const space::Schedule& s) {
+    auto a = s.values.find("a"), b = s.values.find("b");
+    if (a == s.values.end() || b == s.values.end()) return space::Verdict::kUnknown;
+    return a->second * b->second <= 8 ? space::Verdict::kOk : space::Verdict::kViolated;
+  };
+  spaces[0].constraints.push_back(c);
+  // 4 x 4 x 2 = 32 points; a * b <= 8 holds for 10 of the 16 (a, b) pairs: 20 legal points.
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    NeighbourhoodSearch search(spaces, Initial(spaces), {1.0, 1.0}, seed);
+    std::set<std::string> seen;
+    while (auto next = search.Next()) {
+      EXPECT_LE(next->For(0).Get("a", 0) * next->For(0).Get("b", 0), 8)
+          << space::ToJson(*next).dump();
+      ASSERT_TRUE(seen.insert(space::ToJson(*next).dump()).second);
+      // Times that pull the walk towards the illegal corner (large a and b).
+      search.Record(*next, 1.0 / static_cast<double>(next->For(0).Get("a", 0) *
+                                                     next->For(0).Get("b", 0)));
+    }
+    EXPECT_EQ(seen.size(), 20u) << seed;
+  }
+}
+
+}  // namespace
+}  // namespace mk::modes

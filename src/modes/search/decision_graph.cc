@@ -66,6 +66,30 @@ std::vector<std::map<std::string, int64_t>> DecisionGraph::Fixed(const Node& n) 
   return fixed;
 }
 
+const space::Constraint* DecisionGraph::Violated(const Node& n) const {
+  if (n.empty() || n.size() > decisions_.size()) return nullptr;
+  const int k = decisions_[n.size() - 1].kernel;
+  const space::KernelSpace& ks = spaces_[static_cast<size_t>(k)];
+  if (ks.constraints.empty()) return nullptr;
+  space::Schedule fixed;
+  for (const auto& p : ks.params) {
+    if (p.values.size() == 1) fixed.values[p.name] = p.values[0];
+  }
+  for (size_t i = 0; i < n.size(); ++i) {
+    if (decisions_[i].kernel != k) continue;
+    const space::ParamDomain& d = domain(decisions_[i]);
+    fixed.values[d.name] = d.values[static_cast<size_t>(n[i])];
+  }
+  return ks.Violated(fixed);
+}
+
+const space::Constraint* DecisionGraph::Violated(const space::Candidate& c) const {
+  for (size_t k = 0; k < spaces_.size(); ++k) {
+    if (const space::Constraint* v = spaces_[k].Violated(c.For(k))) return v;
+  }
+  return nullptr;
+}
+
 space::Candidate DecisionGraph::ToCandidate(const Node& n) const {
   space::Candidate c;
   c.kernels.resize(spaces_.size());
@@ -110,7 +134,13 @@ nlohmann::json DecisionGraph::ToJson() const {
                          {"values", d.values},
                          {"start", d.values[static_cast<size_t>(StartIndex(i))]}});
   }
-  return {{"decisions", decisions}, {"space_size", SpaceSize()}};
+  nlohmann::json constraints = nlohmann::json::array();
+  for (size_t k = 0; k < spaces_.size(); ++k) {
+    for (const auto& c : spaces_[k].constraints) {
+      constraints.push_back({{"kernel", k}, {"name", c.name}, {"reason", c.reason}});
+    }
+  }
+  return {{"decisions", decisions}, {"constraints", constraints}, {"space_size", SpaceSize()}};
 }
 
 std::string DecisionGraph::ToDot(const std::vector<std::pair<Node, std::string>>& nodes) const {

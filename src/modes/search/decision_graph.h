@@ -48,6 +48,12 @@ class DecisionGraph {
   bool Complete(const Node& n) const { return n.size() == decisions_.size(); }
   // Per kernel, the values fixed at `n` (single-valued parameters included: always fixed).
   std::vector<std::map<std::string, int64_t>> Fixed(const Node& n) const;
+  // The constraint (space::KernelSpace::constraints) that the kernel of n's last decision
+  // violates with the values n fixes; nullptr when none does (or n is the root). The decisions
+  // before it were checked when they were taken, so this is the check of one edge.
+  const space::Constraint* Violated(const Node& n) const;
+  // The constraint a candidate's schedules violate (any kernel); nullptr when none does.
+  const space::Constraint* Violated(const space::Candidate& c) const;
   // A complete node as a candidate. Undecided parameters (n incomplete) take the start's value.
   space::Candidate ToCandidate(const Node& n) const;
   // The complete node of a candidate; nullopt when one of its values is not in the domain.
@@ -56,7 +62,8 @@ class DecisionGraph {
   uint64_t Completions(const Node& n) const;
   uint64_t SpaceSize() const { return Completions({}); }
 
-  // {"decisions": [{kernel, param, values, start}], "space_size"}.
+  // {"decisions": [{kernel, param, values, start}], "constraints": [{kernel, name, reason}],
+  //  "space_size"}.
   nlohmann::json ToJson() const;
   // The explored part of the graph in Graphviz form: `nodes` with a label each.
   std::string ToDot(const std::vector<std::pair<Node, std::string>>& nodes) const;

@@ -119,9 +119,22 @@ void GraphSearch::Prune(const Node& n, double f) {
   pruned_by_[PruneReason(n)] += points;
 }
 
+void GraphSearch::PruneIllegal(const Node& n, const space::Constraint& c) {
+  // Beam walks the graph again with a wider beam: count each illegal subtree once.
+  if (!illegal_.insert(n).second) return;
+  const uint64_t points = graph_.Completions(n);
+  pruned_points_ += points;
+  pruned_by_["constraint " + c.name] += points;
+}
+
 bool GraphSearch::Propose(const Node& n, space::Candidate& out) {
   space::Candidate c = graph_.ToCandidate(n);
   if (!tried_.insert(CandidateKey(c)).second) return false;
+  // Random and exhaustive points reach here unchecked (each once: it is now tried).
+  if (const space::Constraint* v = graph_.Violated(c)) {
+    PruneIllegal(n, *v);
+    return false;
+  }
   ++proposed_;
   out = std::move(c);
   return true;
@@ -186,6 +199,10 @@ std::optional<space::Candidate> GraphSearch::NextAstar() {
     for (int v : graph_.ChildOrder(i)) {
       Node child = e.node;
       child.push_back(v);
+      if (const space::Constraint* bad = graph_.Violated(child)) {
+        PruneIllegal(child, *bad);
+        continue;
+      }
       Entry ce = MakeEntry(std::move(child), e.distance + (v != graph_.StartIndex(i) ? 1 : 0));
       if (ce.f > PruneLimit()) {
         Prune(ce.node, ce.f);
@@ -231,6 +248,10 @@ std::optional<space::Candidate> GraphSearch::NextBeam() {
         for (int v : graph_.ChildOrder(depth)) {
           Node child = e.node;
           child.push_back(v);
+          if (const space::Constraint* bad = graph_.Violated(child)) {
+            PruneIllegal(child, *bad);
+            continue;
+          }
           Entry ce = MakeEntry(std::move(child), e.distance + (v != graph_.StartIndex(depth) ? 1 : 0));
           if (ce.f > PruneLimit()) {
             Prune(ce.node, ce.f);

@@ -11,6 +11,9 @@
 //   is measured in order, then the beam doubles and the walk repeats over what is untried.
 // - random: uniform complete points (the baseline the others must beat); no pruning.
 // - exhaustive: every point in decision order (lexicographic over the value indices).
+// No algorithm proposes a point that violates a kernel's joint constraint: astar and beam prune a
+// node as soon as the values it fixes violate one, random and exhaustive skip such a point; each
+// counts as pruned under "constraint <name>".
 #pragma once
 
 #include <cstdint>
@@ -71,6 +74,8 @@ class GraphSearch final : public Proposer {
   double BoundOfNode(const Node& n) const;
   double PruneLimit() const;
   void Prune(const Node& n, double f);
+  // Prunes `n` (and every point below it) for violating `c`: reason "constraint <name>".
+  void PruneIllegal(const Node& n, const space::Constraint& c);
   // Why `n` was pruned: the decision it took last ("kernel 0 threads=1").
   std::string PruneReason(const Node& n) const;
   std::optional<space::Candidate> NextAstar();
@@ -95,6 +100,7 @@ class GraphSearch final : public Proposer {
   uint64_t proposed_ = 0, expanded_ = 0;
   uint64_t pruned_points_ = 0, dropped_points_ = 0;
   std::map<std::string, uint64_t> pruned_by_;
+  std::set<Node> illegal_;  // the nodes PruneIllegal counted
   std::vector<std::pair<Node, std::string>> explored_;
   // beam
   std::vector<Node> beam_queue_;

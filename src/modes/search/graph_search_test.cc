@@ -266,3 +266,87 @@ TEST(GraphSearchTest, TheRetrainedModelFindsTheBestSoonerThanTheDistanceOrder) {
 
 }  // namespace
 }  // namespace mk::modes::search
+
+namespace mk::modes::search {
+namespace {
+
+// Spaces() with a joint constraint on kernel 0: tile * threads <= 64. threads=2 with tile 64 is
+// illegal, whatever kernel 1 takes: 2 x 3 = 6 of the 48 points.
+std::vector<space::KernelSpace> ConstrainedSpaces() {
+  auto spaces = Spaces();
+  space::Constraint c;
+  c.name = "tile_budget";
+  c.reason = "tile * threads <= 64";
+  c.check = [](const space::Schedule& s) {
+    auto tile = s.values.find("tile"), threads = s.values.find("threads");
+    if (tile == s.values.end() || threads == s.values.end()) return space::Verdict::kUnknown;
+    return tile->second * threads->second <= 64 ? space::Verdict::kOk : space::Verdict::kViolated;
+  };
+  spaces[0].constraints.push_back(c);
+  return spaces;
+}
+
+bool Illegal(const space::Candidate& c) {
+  return c.For(0).Get("tile", 0) * c.For(0).Get("threads", 0) > 64;
+}
+
+TEST(GraphSearchTest, NoAlgorithmProposesAPointThatViolatesAConstraint) {
+  for (Algorithm a : {Algorithm::kExhaustive, Algorithm::kRandom, Algorithm::kBeam, Algorithm::kAstar}) {
+    auto spaces = ConstrainedSpaces();
+    SearchOptions o;
+    o.algorithm = a;
+    o.use_model = false;
+    GraphSearch s(DecisionGraph(spaces, {1.0, 0.1}, Initial(spaces)), Bound(), o, 3);
+    std::set<std::string> seen;
+    while (auto c = s.Next()) {
+      EXPECT_FALSE(Illegal(*c)) << AlgorithmName(a) << " " << CandidateKey(*c);
+      ASSERT_TRUE(seen.insert(CandidateKey(*c)).second) << AlgorithmName(a);
+      s.Record(*c, std::nullopt);  // nothing measured: only the constraint prunes
+    }
+    // 48 points, 6 of them (threads 2, tile 64, kernel 1 free) illegal: the rest all proposed.
+    EXPECT_EQ(seen.size(), 42u) << AlgorithmName(a);
+    nlohmann::json st = s.Stats();
+    EXPECT_EQ(st["pruned_points"], 6) << AlgorithmName(a) << st.dump();
+    ASSERT_EQ(st["pruned_by"].size(), 1u) << AlgorithmName(a);
+    EXPECT_EQ(st["pruned_by"][0]["decision"], "constraint tile_budget") << AlgorithmName(a);
+  }
+}
+
+TEST(GraphSearchTest, ANodeIsPrunedAsSoonAsItsValuesViolateAConstraint) {
+  auto spaces = ConstrainedSpaces();
+  // Kernel 0 first: threads, then tile; the node (threads=2, tile=64) is decided-violated
+  // before kernel 1's decisions, and the edge check names the constraint.
+  DecisionGraph g(spaces, {1.0, 0.1}, Initial(spaces));
+  ASSERT_EQ(g.domain(g.decision(1)).name, "tile");
+  EXPECT_EQ(g.Violated(Node{1}), nullptr);  // threads=2, tile undecided: unknown
+  EXPECT_EQ(g.Violated(Node{1, 2}), nullptr);  // tile 32
+  const space::Constraint* v = g.Violated(Node{1, 3});  // tile 64
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->name, "tile_budget");
+  EXPECT_EQ(g.ToJson()["constraints"][0]["name"], "tile_budget");
+  // A* never expands it: the whole subtree (kernel 1's 6 points) is counted at once, before
+  // anything is measured.
+  SearchOptions o;
+  o.use_model = false;
+  GraphSearch s(std::move(g), Bound(), o, 1);
+  auto first = s.Next();
+  ASSERT_TRUE(first.has_value());
+  nlohmann::json st = s.Stats();
+  EXPECT_EQ(st["pruned_points"], 6) << st.dump();
+  EXPECT_EQ(st["pruned_by"][0]["decision"], "constraint tile_budget");
+}
+
+TEST(PlanSearchTest, WithoutAnalyticalInitTheStartIsEachDomainsMedian) {
+  agents::Plan plan;
+  plan.spaces = ConstrainedSpaces();
+  plan.initial = Initial(plan.spaces);
+  // threads {1, 2}: median 1; tile {8, 16, 32, 64}: median 16; unroll {1, 2, 4}: 2.
+  space::Candidate start = StartPoint(plan, false);
+  EXPECT_EQ(start.For(0).Get("threads", 0), 1);
+  EXPECT_EQ(start.For(0).Get("tile", 0), 16);
+  EXPECT_EQ(start.For(1).Get("unroll", 0), 2);
+  EXPECT_EQ(CandidateKey(StartPoint(plan, true)), CandidateKey(plan.initial));
+}
+
+}  // namespace
+}  // namespace mk::modes::search

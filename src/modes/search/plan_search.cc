@@ -6,12 +6,13 @@ namespace mk::modes::search {
 
 space::Candidate StartPoint(const agents::Plan& plan, bool analytical_init) {
   if (analytical_init) return plan.initial;
+  // Each domain's median as it is, even where the medians together break a joint constraint:
+  // the start only centres each decision's child order (one decision at a time), and the search
+  // prunes what is illegal.
   space::Candidate c;
   for (const auto& s : plan.spaces) {
     space::Schedule sched;
-    for (const auto& p : s.params) {
-      sched.values[p.name] = p.values.empty() ? p.initial : p.values[(p.values.size() - 1) / 2];
-    }
+    for (const auto& p : s.params) sched.values[p.name] = space::MedianValue(p);
     c.kernels.push_back(std::move(sched));
   }
   return c;

@@ -13,7 +13,9 @@
 namespace mk::modes::search {
 
 // The start point: the planner's analytical candidate, or (options.analytical_init false) each
-// domain's median value.
+// domain's median value (space::MedianValue). The medians may together break a joint constraint
+// (the planner's initial is then the nearest legal point, space::CenterOnMedians): the start only
+// orders each decision's children, and the search never proposes an illegal point.
 space::Candidate StartPoint(const agents::Plan& plan, bool analytical_init);
 
 LowerBound BoundOfPlan(const agents::Plan& plan);
