@@ -22,7 +22,9 @@ json SyntheticTable(const std::string& name, const std::string& cpu, double scal
       json p = {{"values", {{"a", a}, {"b", b}}},
                 {"status", "correct"},
                 {"median_s", t},
-                {"features", {static_cast<float>(std::abs(a - 2)), static_cast<float>(b)}}};
+                // The third feature is missing (NaN, null in JSON), as a FeatureMap leaves the
+                // parameters a kernel does not declare.
+                {"features", {json(static_cast<float>(std::abs(a - 2))), json(static_cast<float>(b)), json(nullptr)}}};
       p["library"] = (a == 1 && b >= 4) ? std::string("lib-1-4") : "lib-" + std::to_string(a) + "-" + std::to_string(b);
       points.push_back(p);
     }
@@ -36,7 +38,7 @@ json SyntheticTable(const std::string& name, const std::string& cpu, double scal
            {{"kernel", 0}, {"params", {{{"name", "a"}, {"values", {1, 2, 3, 4}}}, {{"name", "b"}, {"values", {1, 2, 3, 4, 5}}}}}}},
           {"kernels", {{{"flops", 1}, {"bytes", 1}, {"weight", 1.0}, {"initial", {{"a", 1}, {"b", 1}}}}}},
           {"rates", {{"f32_flops", 1e15}, {"bandwidth", 1e15}, {"cores", 1}}},
-          {"feature_names", {"a_off", "b"}},
+          {"feature_names", {"a_off", "b", "missing"}},
           {"complete", true},
           {"points", points}};
 }
@@ -83,6 +85,7 @@ TEST(BenchSearch, ReplayOfASyntheticTableGivesTheExpectedCounts) {
   // One table: no transfer model; the cold-start model leads the comparison with random.
   EXPECT_EQ(Algo(tj, "astar+model"), nullptr);
   EXPECT_NE(Algo(tj, "astar+model (cold)"), nullptr);
+  EXPECT_NE(Algo(tj, "beam+model (cold)"), nullptr);
   EXPECT_EQ(tj["random_over_astar_of"], "astar+model (cold)");
   EXPECT_FALSE(tj["ranking"].contains("spearman"));
   EXPECT_NE(FormatSearchReplay(*r).find("astar"), std::string::npos);
@@ -105,6 +108,8 @@ TEST(BenchSearch, LeaveOneTableOutRanksTheHeldOutTable) {
     EXPECT_GT(rk["spearman"].get<double>(), 0.8) << tj["name"];
     EXPECT_GE(rk["top10_recall"].get<double>(), 0.5);
     EXPECT_NE(Algo(tj, "astar+model"), nullptr);
+    EXPECT_NE(Algo(tj, "beam+model"), nullptr);
+    EXPECT_EQ(tj["random_over_astar_of"], "astar+model");
   }
 }
 
