@@ -81,7 +81,7 @@ std::string ValuesKey(const std::map<std::string, int64_t>& values) {
 // ---- the benchmark kernels (data) ----------------------------------------------------------
 
 const std::vector<SearchKernelDef>& SearchKernels() {
-  // Sub-spaces of 160-2,000 points over the parameters that move each family's time most; the
+  // Sub-spaces of 96-2,000 points over the parameters that move each family's time most; the
   // values are each a subset of the plan's declared domain at ci scale on x86-64 (checked when a
   // table is built). 12p's is its kernel's whole declared space (216 points: it has no more).
   static const std::vector<SearchKernelDef> kernels = {
@@ -109,14 +109,15 @@ const std::vector<SearchKernelDef>& SearchKernels() {
         {"fuse_epilogue", {0, 1}}}},
       // The register tile (MR x NR accumulators against AVX2's 16 vector registers: large
       // tiles spill) with the K slice and the k-loop unroll: a sharper space than the cache
-      // blocking above, where a fifth of the points lie within 3% of the best. 160 points, not
-      // the 300: what the time on a loaded 2-core machine allowed (docs/BENCHMARKS.md).
+      // blocking above, where a fifth of the points lie within 3% of the best. 96 points, not
+      // the 300: what the time on a loaded 2-core machine allowed (docs/BENCHMARKS.md);
+      // mr 6 and 8 are the next to add.
       {"41k-gemm-register-tile",
        "41k",
        "GEMM with epilogue",
        0,
        {{"threads", {1}},
-        {"mr", {1, 2, 4, 6, 8}},
+        {"mr", {1, 2, 4}},
         {"nr", {8, 16, 24, 32}},
         {"kc", {32, 256}},
         {"unroll_k", {1, 4}},
@@ -681,6 +682,9 @@ Result<json> ReplaySearchTables(const std::vector<SearchTable>& tables, const Re
       std::vector<double> predicted(scores.begin(), scores.end()), speed;
       for (double s : times) speed.push_back(-s);  // higher score = predicted faster
       ranking["spearman"] = SpearmanRho(predicted, speed);
+      // One distinct score means the model cannot tell this table's points apart (e.g. it split
+      // only on parameters this kernel does not declare): rho is then 0, not a weak ranking.
+      ranking["distinct_scores"] = std::set<float>(scores.begin(), scores.end()).size();
       std::vector<size_t> by_score(times.size()), by_time(times.size());
       for (size_t i = 0; i < times.size(); ++i) by_score[i] = by_time[i] = i;
       std::sort(by_score.begin(), by_score.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
@@ -786,7 +790,8 @@ std::string FormatSearchReplay(const json& r) {
       std::string on;
       for (const auto& n : rk["trained_on"]) on += (on.empty() ? "" : ", ") + n.get<std::string>();
       out << "  model trained on " << on << ": Spearman " << Num(rk["spearman"].get<double>())
-          << ", top-10 recall " << Num(rk["top10_recall"].get<double>()) << "\n";
+          << ", top-10 recall " << Num(rk["top10_recall"].get<double>()) << " ("
+          << rk.value("distinct_scores", 0) << " distinct scores)\n";
     } else {
       out << "  model ranking: " << rk.value("note", "") << "\n";
     }

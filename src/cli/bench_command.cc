@@ -227,6 +227,7 @@ Result<int> RunSearchSuite(const BenchOptions& o) {
   }
   if (o.note) return InvalidArgument("--note applies to --build-table");
   std::vector<bench::SearchTable> tables;
+  std::vector<std::string> skipped;
   std::error_code ec;
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
@@ -237,6 +238,13 @@ Result<int> RunSearchSuite(const BenchOptions& o) {
   for (const fs::path& f : files) {
     if (o.only && f.stem().string() != *o.only) continue;
     MK_ASSIGN_OR_RETURN(bench::SearchTable t, bench::LoadSearchTable(f.string()));
+    if (!t.complete && !o.only) {
+      // A table still being built: said, not replayed (--only NAME replays it or says why not).
+      skipped.push_back(f.string() + ": incomplete (" + std::to_string(t.points.size()) + " of " +
+                        std::to_string(t.SpaceSize()) + " points)");
+      std::cerr << "skipping " << skipped.back() << std::endl;
+      continue;
+    }
     tables.push_back(std::move(t));
   }
   if (tables.empty()) return NotFound("no search table in " + dir + (o.only ? " named " + *o.only : ""));
@@ -245,6 +253,7 @@ Result<int> RunSearchSuite(const BenchOptions& o) {
   ro.host_cpu = target::HostCpu().model;
   MK_ASSIGN_OR_RETURN(json replay, bench::ReplaySearchTables(tables, ro));
   replay["date"] = bench::UtcNow();
+  replay["skipped"] = skipped;
   const std::string table = bench::FormatSearchReplay(replay);
   std::vector<OutputFile> files_out;
   if (!o.write_json.empty()) files_out.push_back({o.write_json, replay.dump(2) + "\n"});
