@@ -20,11 +20,13 @@
 #include "benchmarks/bench_gemm.h"
 #include "benchmarks/bench_jaxbench.h"
 #include "benchmarks/bench_tpu.h"
+#include "benchmarks/bench_search.h"
 #include "agents/engine.h"
 #include "agents/profiler.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "store/data_dir.h"
+#include "target/target.h"
 #include "store/sqlite_store.h"
 #include "task/bridge.h"
 #include "task/suite_index.h"
@@ -49,6 +51,11 @@ struct BenchOptions {
   std::optional<int64_t> from_run;
   std::optional<double> interp_cap;
   std::optional<int> interp_runs;
+  // search
+  bool build_table = false;
+  std::optional<std::string> tables;
+  std::optional<int> seeds;
+  std::optional<std::string> note;
   // both
   int threads = 2;
   std::optional<int> rounds;
@@ -241,12 +248,88 @@ Result<int> RunTpuSuite(const BenchOptions& o) {
   return kExitOk;
 }
 
+// `bench --suite search` (benchmarks/bench_search.h): --build-table --only NAME measures one
+// table; otherwise every table in --tables is replayed on this CPU.
+Result<int> RunSearchSuite(const BenchOptions& o) {
+  if (o.scale || o.compare || o.from_run || o.sizes || o.shapes || o.suite_shapes || o.schedule) {
+    return InvalidArgument(
+        "--suite search takes --build-table, --only, --tables, --seeds, --min-time, --note, "
+        "--json, --write-json, --write-markdown");
+  }
+  const std::string dir = o.tables.value_or("bench/search");
+  auto progress = [](const std::string& line) {
+    std::cerr << line << std::endl;  // progress: stderr, even with --json
+  };
+  if (o.build_table) {
+    if (!o.only) return InvalidArgument("--build-table needs --only NAME (one benchmark kernel)");
+    bench::BuildTableOptions bo;
+    bo.name = *o.only;
+    bo.out_dir = dir;
+    bo.tasks_dir = o.tasks.value_or("");
+    bo.min_time_s = o.min_time;
+    bo.note = o.note.value_or("");
+    agents::CpuEngine engine;
+    MK_ASSIGN_OR_RETURN(std::string path, bench::BuildSearchTable(bo, engine, progress));
+    std::cout << path << "\n";
+    return kExitOk;
+  }
+  if (o.note) return InvalidArgument("--note applies to --build-table");
+  std::vector<bench::SearchTable> tables;
+  std::vector<std::string> skipped;
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  }
+  if (ec) return NotFound("--tables: cannot list " + dir + ": " + ec.message());
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files) {
+    if (o.only && f.stem().string() != *o.only) continue;
+    MK_ASSIGN_OR_RETURN(bench::SearchTable t, bench::LoadSearchTable(f.string()));
+    if (!t.complete && !o.only) {
+      // A table still being built: said, not replayed (--only NAME replays it or says why not).
+      skipped.push_back(f.string() + ": incomplete (" + std::to_string(t.points.size()) + " of " +
+                        std::to_string(t.SpaceSize()) + " points)");
+      std::cerr << "skipping " << skipped.back() << std::endl;
+      continue;
+    }
+    tables.push_back(std::move(t));
+  }
+  if (tables.empty()) return NotFound("no search table in " + dir + (o.only ? " named " + *o.only : ""));
+  bench::ReplayOptions ro;
+  ro.seeds = o.seeds.value_or(5);
+  ro.host_cpu = target::HostCpu().model;
+  MK_ASSIGN_OR_RETURN(json replay, bench::ReplaySearchTables(tables, ro));
+  replay["date"] = bench::UtcNow();
+  replay["skipped"] = skipped;
+  const std::string table = bench::FormatSearchReplay(replay);
+  std::vector<OutputFile> files_out;
+  if (!o.write_json.empty()) files_out.push_back({o.write_json, replay.dump(2) + "\n"});
+  if (!o.write_markdown.empty()) {
+    files_out.push_back({o.write_markdown, "# maxkernel bench --suite search (replay) — " +
+                                               replay["date"].get<std::string>().substr(0, 10) +
+                                               "\n\n- CPU: " + ro.host_cpu + "\n\n```\n" + table +
+                                               "```\n"});
+  }
+  if (!files_out.empty()) MK_RETURN_IF_ERROR(WriteFilesAtomically(files_out));
+  if (o.json) {
+    std::cout << replay.dump(2) << "\n";
+  } else {
+    std::cout << table;
+  }
+  return kExitOk;
+}
+
 Result<int> RunBench(const BenchOptions& o) {
   if (o.aa) return RunAa(o);
+  if (o.suite.empty()) return InvalidArgument("give --suite gemm|jaxbench|search|tpu, or --aa TASK_DIR");
+  if (o.suite == "search") return RunSearchSuite(o);
+  if (o.build_table || o.tables || o.seeds || o.note) {
+    return InvalidArgument("--build-table, --tables, --seeds and --note apply to --suite search");
+  }
   if (o.suite == "tpu") return RunTpuSuite(o);
-  if (o.suite.empty()) return InvalidArgument("give --suite gemm|jaxbench, or --aa TASK_DIR");
   if (o.suite != "gemm" && o.suite != "jaxbench") {
-    return InvalidArgument("--suite: '" + o.suite + "' is not a suite (choose gemm or jaxbench)");
+    return InvalidArgument("--suite: '" + o.suite + "' is not a suite (choose gemm, jaxbench, search or tpu)");
   }
   if (o.threads < 1) return InvalidArgument("--threads must be at least 1");
   if (const long cpus = sysconf(_SC_NPROCESSORS_ONLN); cpus > 0 && o.threads > cpus) {
@@ -479,7 +562,8 @@ void RegisterBenchCommand(CLI::App& app, CommandResult& result) {
       "Measure our kernels against oneDNN/OpenBLAS (--suite gemm) or XLA:CPU and the interpreter "
       "(--suite jaxbench): checked first, timed interleaved, reported as ratios baseline/ours");
   cmd->add_option("--suite", o->suite,
-                  "gemm, jaxbench, or tpu (every workload's Pallas module: checked in TPU interpret "
+                  "gemm, jaxbench, search (the search algorithms replayed over measured tables, "
+                  "bench/search), or tpu (every workload's Pallas module: checked in TPU interpret "
                   "mode at ci scale, compiled by libtpu, modelled, against XLA:TPU's estimate)");
   cmd->add_option("--generations", o->generations, "tpu: TPU generations (default v5e,v6e)");
   cmd->add_flag("--no-check", o->no_check, "tpu: compile and model only, no interpret-mode check");
@@ -507,7 +591,16 @@ void RegisterBenchCommand(CLI::App& app, CommandResult& result) {
   cmd->add_option("--schedule", o->schedule,
                   "pin a candidate (JSON) instead of the planner's initial one");
   cmd->add_option("--scale", o->scale, "jaxbench: ci, bench or full (default bench)");
-  cmd->add_option("--only", o->only, "jaxbench: workload ids (default 12p,8p,1p)");
+  cmd->add_option("--only", o->only,
+                  "jaxbench: workload ids (default 12p,8p,1p); search: one table's name");
+  cmd->add_flag("--build-table", o->build_table,
+                "search: measure every point of the --only table's sub-space (resumable) and "
+                "write DIR/NAME.json");
+  cmd->add_option("--tables", o->tables, "search: the tables' folder (default bench/search)");
+  cmd->add_option("--seeds", o->seeds, "search: seeds per algorithm in the replay (default 5)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--note", o->note,
+                  "search --build-table: a note recorded in the table (e.g. the machine's load)");
   cmd->add_option("--compare", o->compare, "jaxbench: xla, interp or both (default xla)");
   cmd->add_option(
       "--tasks", o->tasks,

@@ -1,6 +1,7 @@
 // End-to-end tests of `maxkernel bench` and of maxkernel-baselines (when it was built: it needs
 // oneDNN and OpenBLAS). Tiny sizes only; they check the shape of the output, never the speed.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <algorithm>
@@ -258,6 +259,26 @@ TEST(BenchCommandTest, FloorsComeFromTheStoredMachineProbe) {
     EXPECT_NEAR(row["ceilings"]["onednn"].get<double>(),
                 row["baselines"]["onednn"].get<double>() / row["floor_s"].get<double>(), 1e-9);
   }
+  fs::remove_all(dir);
+}
+
+// `bench --suite search`: a damaged table is exit 2 naming the file; an empty folder says so;
+// options of the other suites are refused. Nothing is measured.
+TEST(BenchCommandTest, SearchSuiteRefusesDamagedTablesWithTheFileName) {
+  const fs::path dir = fs::temp_directory_path() / ("mk-search-tables-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Ran empty = RunMaxkernel({"bench", "--suite", "search", "--tables", dir.string()});
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_NE(empty.err.find("no search table in " + dir.string()), std::string::npos) << empty.err;
+  std::ofstream(dir / "broken.json") << "{\"schema\": \"maxkernel.search_table/1\", \"name\": ";
+  Ran broken = RunMaxkernel({"bench", "--suite", "search", "--tables", dir.string()});
+  EXPECT_EQ(broken.exit_code, 2);
+  EXPECT_NE(broken.err.find((dir / "broken.json").string()), std::string::npos) << broken.err;
+  Ran mixed = RunMaxkernel({"bench", "--suite", "search", "--sizes", "64"});
+  EXPECT_EQ(mixed.exit_code, 2);
+  Ran unknown = RunMaxkernel({"bench", "--suite", "search", "--build-table", "--only", "nope"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("'nope' is not a search benchmark kernel"), std::string::npos) << unknown.err;
   fs::remove_all(dir);
 }
 

@@ -26,7 +26,7 @@ DEPENDS = {
     "modes": ["agents"],
     "report": ["support"],
     "export": ["store", "task", "runtime"],
-    "benchmarks": ["agents"],
+    "benchmarks": ["agents", "modes"],
     "cli": ["modes", "report", "export", "benchmarks"],
     "bench_baselines": ["support"],
 }

@@ -33,7 +33,14 @@ GraphSearch::GraphSearch(DecisionGraph graph, LowerBound bound, SearchOptions op
     : graph_(std::move(graph)), bound_(std::move(bound)), options_(options), rng_(seed) {}
 
 void GraphSearch::UseModel(FeatureMap features, std::optional<CostModel> prior) {
+  const size_t columns = features.columns();
+  UseModel([f = std::move(features)](const space::Candidate& c) { return f.Of(c); }, columns,
+           std::move(prior));
+}
+
+void GraphSearch::UseModel(Featurizer features, size_t columns, std::optional<CostModel> prior) {
   features_ = std::move(features);
+  feature_columns_ = columns;
   model_ = std::move(prior);
   model_is_prior_ = model_.has_value();
 }
@@ -42,10 +49,10 @@ void GraphSearch::Score(std::vector<Entry>& entries) {
   if (!features_ || !model_ || entries.empty()) return;
   std::vector<float> rows;
   for (const Entry& e : entries) {
-    std::vector<float> f = features_->Of(graph_.ToCandidate(e.node));
+    std::vector<float> f = features_(graph_.ToCandidate(e.node));
     rows.insert(rows.end(), f.begin(), f.end());
   }
-  Result<std::vector<float>> scores = model_->Predict(rows, features_->columns());
+  Result<std::vector<float>> scores = model_->Predict(rows, feature_columns_);
   if (!scores.ok() || scores->size() != entries.size()) {
     model_error_ = scores.ok() ? "the model gave a score count that is not the row count"
                                : scores.status().message();
@@ -153,7 +160,7 @@ void GraphSearch::Record(const space::Candidate& candidate, std::optional<double
   }
   if (!best_s_ || *time_s < *best_s_) best_s_ = *time_s;
   if (features_) {
-    run_rows_.Add(features_->Of(candidate), 0);
+    run_rows_.Add(features_(candidate), 0);
     run_times_.push_back(*time_s);
     if (run_times_.size() >= kMinRowsToTrain && run_times_.size() >= trained_rows_ + 2) Retrain();
   }
@@ -354,7 +361,7 @@ nlohmann::json GraphSearch::Stats() const {
           {"best_s", best_s_ ? nlohmann::json(*best_s_) : nlohmann::json(nullptr)},
           {"predicted", predicted_},
           {"model", features_ ? nlohmann::json{{"kind", "xgboost rank:pairwise"},
-                                               {"features", features_->columns()},
+                                               {"features", feature_columns_},
                                                {"trained_on_run_rows", trained_rows_},
                                                {"retrained", retrained_},
                                                {"prior", model_is_prior_},

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <queue>
@@ -41,6 +42,10 @@ class GraphSearch final : public Proposer {
   // Orders the frontier with a cost model from here on: `prior` (trained elsewhere, e.g. on the
   // suite) until this run has measured kMinRowsToTrain candidates, then one retrained on them.
   void UseModel(FeatureMap features, std::optional<CostModel> prior = std::nullopt);
+  // The same with any feature function of `columns` floats per candidate: the search benchmark
+  // replays a measured table whose rows were computed when it was measured (bench_search.h).
+  using Featurizer = std::function<std::vector<float>(const space::Candidate&)>;
+  void UseModel(Featurizer features, size_t columns, std::optional<CostModel> prior = std::nullopt);
   static constexpr size_t kMinRowsToTrain = 4;
 
   void Record(const space::Candidate& candidate, std::optional<double> time_s) override;
@@ -109,7 +114,8 @@ class GraphSearch final : public Proposer {
   std::optional<Node> cursor_;
   bool exhausted_ = false;
   // the cost model
-  std::optional<FeatureMap> features_;
+  Featurizer features_;  // empty: no model
+  size_t feature_columns_ = 0;
   std::optional<CostModel> model_;
   bool model_is_prior_ = false;
   RankingData run_rows_;

@@ -264,6 +264,40 @@ TEST(GraphSearchTest, TheRetrainedModelFindsTheBestSoonerThanTheDistanceOrder) {
   EXPECT_LE(with, 24);  // of 24 points with threads=2 (the rest are pruned by the bound)
 }
 
+// The search benchmark replays tables whose feature rows were stored when they were measured:
+// UseModel takes any feature function. The model learns "tile 64 is fastest" from the rows alone.
+TEST(GraphSearchTest, AFeatureFunctionDrivesTheModelLikeAFeatureMap) {
+  auto spaces = Spaces();
+  SearchOptions o;
+  o.algorithm = Algorithm::kAstar;
+  GraphSearch s(DecisionGraph(spaces, {}, Initial(spaces)), Bound(), o, 1);
+  int calls = 0;
+  s.UseModel(
+      [&calls](const space::Candidate& c) {
+        ++calls;
+        return std::vector<float>{static_cast<float>(c.For(0).Get("tile", 0)),
+                                  static_cast<float>(c.For(1).Get("unroll", 0))};
+      },
+      2);
+  int n = 0;
+  while (auto c = s.Next()) {
+    ++n;
+    // Kernel 0 dominates; its time falls with the tile; the best point is tile 64, unroll 4.
+    const double t = 2.0 + 1.0 / static_cast<double>(c->For(0).Get("tile", 1)) +
+                     0.01 / static_cast<double>(c->For(1).Get("unroll", 1)) +
+                     (c->For(0).Get("threads", 2) == 1 ? 1.0 : 0.0);
+    s.Record(*c, t);
+    if (c->For(0).Get("tile", 0) == 64 && c->For(1).Get("unroll", 0) == 4) break;
+  }
+  const nlohmann::json st = s.Stats();
+  EXPECT_GT(calls, 0);
+  EXPECT_GT(st["predicted"].get<int>(), 0);
+  EXPECT_EQ(st["model"]["features"], 2);
+  EXPECT_GE(st["model"]["retrained"].get<int>(), 1) << st["model"].dump();
+  EXPECT_TRUE(st["model"]["error"].is_null()) << st["model"].dump();
+  EXPECT_LE(n, 24);
+}
+
 }  // namespace
 }  // namespace mk::modes::search
 
