@@ -109,4 +109,7 @@ std::string VerdictLine(const json& comparison);
 // The best candidate's kernel source, highlighted, in a <details> (report_html_source.cc).
 std::string SourceSection(const json& result, const std::string& best_source);
 
+// The Search section of a search run (empty for other runs).
+std::string SearchSection(const json& result);
+
 }  // namespace mk::report::html

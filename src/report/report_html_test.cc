@@ -233,3 +233,32 @@ TEST(ReportHtmlFormatTest, Markdown) {
 
 }  // namespace
 }  // namespace mk::report
+
+namespace mk::report {
+namespace {
+
+TEST(ReportHtmlTest, ASearchRunShowsWhatTheBoundPrunedAndWhyEscaped) {
+  using test_util::FullResult;
+  json r = FullResult();
+  EXPECT_EQ(RenderOptimizeReport(r).find("id=\"search\""), std::string::npos);  // auto runs: none
+  r["search"] = {{"algorithm", "astar"},
+                 {"space_size", 5.2e9},
+                 {"proposed", 35},
+                 {"expanded", 73},
+                 {"frontier", 109},
+                 {"pruned_points", 2.6e9},
+                 {"pruned_share", 0.5},
+                 {"predicted", 1489},
+                 {"pruned_by", {{{"decision", "kernel 0 threads=1 <b>"}, {"points", 2.6e9}}}},
+                 {"admissibility", {{"checked", 35}, {"ok", false}, {"median_bound_over_measured", 0.71}}}};
+  std::string html = RenderOptimizeReport(r);
+  test_util::ExpectSound(html);
+  for (const char* needle : {"<h2>Search</h2>", "astar", "50.0% of the space", "1489",
+                             "kernel 0 threads=1 &lt;b&gt;", "<strong>violations</strong>",
+                             "median bound/measured 0.71"}) {
+    EXPECT_NE(html.find(needle), std::string::npos) << "missing: " << needle;
+  }
+}
+
+}  // namespace
+}  // namespace mk::report
