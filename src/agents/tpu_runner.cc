@@ -40,12 +40,6 @@ class ScratchDir {
   std::string path_;
 };
 
-Result<std::string> SourceNamed(const codegen::Implementation& impl, const std::string& name) {
-  for (const auto& s : impl.sources) {
-    if (s.name == name) return s.text;
-  }
-  return InvalidArgument("the implementation has no " + name + " (not the Pallas emitter's)");
-}
 
 Status WriteText(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
@@ -90,6 +84,23 @@ Result<target::TpuKernelShape> ShapeFromJson(const json& j) {
 }
 
 }  // namespace
+
+Result<std::string> SourceNamed(const codegen::Implementation& impl, const std::string& name) {
+  for (const auto& s : impl.sources) {
+    if (s.name == name) return s.text;
+  }
+  return InvalidArgument("the implementation has no " + name + " (not the Pallas emitter's)");
+}
+
+json XlaTpuEstimate(const std::string& task_dir, const target::Target& tpu) {
+  const std::string generation = tpu.name.rfind("tpu-", 0) == 0 ? tpu.name.substr(4) : tpu.name;
+  Result<ProcessResult> r = task::RunBridge(
+      {"tpu-xla-cost", "--task", task_dir, "--generation", generation, "--json"}, 900);
+  if (!r.ok()) return {{"error", r.status().message()}};
+  json j = json::parse(r->out, nullptr, false);
+  if (!j.is_object()) return {{"error", "the bridge printed no JSON: " + r->err.substr(0, 300)}};
+  return j;
+}
 
 json ToJson(const TpuModelledTime& t) {
   json kernels = json::array();
@@ -153,7 +164,7 @@ Result<BuildOutcome> TpuRunner::Build(const codegen::Implementation& impl) {
   MK_ASSIGN_OR_RETURN(ScratchDir dir, ScratchDir::Create());
   const std::string path = dir.path() + "/kernel.py";
   MK_RETURN_IF_ERROR(WriteText(path, source));
-  std::string generation = tpu_.name.rfind("tpu-", 0) == 0 ? tpu_.name.substr(4) : tpu_.name;
+  const std::string generation = tpu_.name.rfind("tpu-", 0) == 0 ? tpu_.name.substr(4) : tpu_.name;
   Result<json> j = BridgeJson({"pallas-compile", "--module", path, "--generation", generation,
                                "--json"}, 600, "compiling for " + tpu_.name);
   if (!j.ok()) {

@@ -36,6 +36,14 @@ nlohmann::json ToJson(const TpuModelledTime& t);
 Result<TpuModelledTime> ModelTpuImplementation(const codegen::Implementation& impl,
                                                const target::Target& tpu);
 
+// The source file `name` of an implementation ("kernel.py", "kernel_map.json").
+Result<std::string> SourceNamed(const codegen::Implementation& impl, const std::string& name);
+
+// XLA:TPU's own estimate of a task's reference (`python -m maxkernel_jax tpu-xla-cost`): the
+// bridge's JSON ({"ok", "cost": {"optimal_seconds", ...}} or {"ok": false, "error"}), or
+// {"error": why} when the bridge itself failed.
+nlohmann::json XlaTpuEstimate(const std::string& task_dir, const target::Target& tpu);
+
 class TpuRunner final : public TargetRunner {
  public:
   explicit TpuRunner(target::Target tpu);

@@ -31,18 +31,12 @@ std::string Sci(std::optional<double> v) {
   return buf;
 }
 
-void XlaEstimate(const std::string& dir, const std::string& gen, TpuGenerationResult& g) {
-  Result<ProcessResult> r =
-      task::RunBridge({"tpu-xla-cost", "--task", dir, "--generation", gen, "--json"}, 900);
-  if (!r.ok()) {
-    g.xla_error = r.status().message();
-    return;
-  }
-  json j = json::parse(r->out, nullptr, false);
-  if (!j.is_object()) {
-    g.xla_error = "no JSON from tpu-xla-cost: " + FirstLine(r->err);
-  } else if (!j.value("ok", false)) {
-    g.xla_error = FirstLine(j.value(json::json_pointer("/error/message"), std::string("refused")));
+void XlaEstimate(const std::string& dir, const target::Target& tpu, TpuGenerationResult& g) {
+  const json j = agents::XlaTpuEstimate(dir, tpu);
+  if (!j.value("ok", false)) {
+    g.xla_error = FirstLine(j.contains("error") && j["error"].is_string()
+                                ? j["error"].get<std::string>()
+                                : j.value(json::json_pointer("/error/message"), std::string("refused")));
   } else if (double s = j.value(json::json_pointer("/cost/optimal_seconds"), 0.0); s > 0) {
     g.xla_estimate_s = s;
   } else {
@@ -140,7 +134,7 @@ Result<std::vector<TpuBenchRow>> RunTpuBench(const TpuBenchOptions& o, const Ben
       Result<agents::TpuModelledTime> t = agents::ModelTpuImplementation(*impl, tpus[g]);
       if (t.ok()) res.modelled_s = t->seconds;
       else res.model_error = FirstLine(t.status().message());
-      if (o.xla_estimate) XlaEstimate(dirs[i], o.generations[g], res);
+      if (o.xla_estimate) XlaEstimate(dirs[i], tpus[g], res);
     }
     rows.push_back(std::move(row));
   }

@@ -147,13 +147,15 @@ struct CheckOptions {
 Result<int> RunTpuCheck(const CheckOptions& o, agents::TestRequest request, target::Target tpu) {
   if (!o.source.empty()) return InvalidArgument("--source replaces a CPU module.cc; not for " + o.target);
   agents::TpuRunner runner(std::move(tpu));
+  // Lowered here, not inside the tester, so that the checked implementation is the one modelled.
+  MK_ASSIGN_OR_RETURN(CompileInput input, LoadCompileInput(o.input));
+  Result<codegen::Implementation> impl = runner.Lower(*input.module);
+  // (When lowering fails the tester tries once more and reports "lower-failed".)
+  if (impl.ok()) request.implementation = *impl;
   MK_ASSIGN_OR_RETURN(agents::TestReport report, agents::RunTester(request, runner));
   nlohmann::json modelled = nullptr;
   if (report.passed()) {
-    // The implementation the tester checked, once more (lowering is deterministic): its model.
-    MK_ASSIGN_OR_RETURN(CompileInput input, LoadCompileInput(o.input));
-    MK_ASSIGN_OR_RETURN(codegen::Implementation impl, runner.Lower(*input.module));
-    MK_ASSIGN_OR_RETURN(agents::TpuModelledTime t, agents::ModelTpuImplementation(impl, runner.target()));
+    MK_ASSIGN_OR_RETURN(agents::TpuModelledTime t, agents::ModelTpuImplementation(*impl, runner.target()));
     modelled = agents::ToJson(t);
   }
   if (o.json) {

@@ -13,7 +13,6 @@
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
 #include "modes/search/plan_search.h"
-#include "task/bridge.h"
 #include "task/inputs.h"
 #include "task/task.h"
 
@@ -26,24 +25,6 @@ using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-std::string SourceOf(const codegen::Implementation& impl, const std::string& name) {
-  for (const auto& s : impl.sources) {
-    if (s.name == name) return s.text;
-  }
-  return "";
-}
-
-// XLA:TPU's estimate of the reference, through the bridge; null with the reason when there is none.
-json XlaTpuEstimate(const std::string& task_dir, const target::Target& tpu) {
-  const std::string generation = tpu.name.substr(4);  // "tpu-v5e" -> "v5e"
-  Result<ProcessResult> r = task::RunBridge(
-      {"tpu-xla-cost", "--task", task_dir, "--generation", generation, "--json"}, 600);
-  if (!r.ok()) return {{"error", r.status().message()}};
-  json j = json::parse(r->out, nullptr, false);
-  if (!j.is_object()) return {{"error", "the bridge printed no JSON: " + r->err.substr(0, 300)}};
-  return j;
 }
 
 struct Modelled {
@@ -124,8 +105,8 @@ Result<json> RunTpuAuto(const TpuAutoRequest& request, store::Store& db,
     MK_ASSIGN_OR_RETURN(std::string impl_sha,
                         artifacts.Put(codegen::ImplementationToJson(impl->implementation).dump(),
                                       "application/json"));
-    MK_ASSIGN_OR_RETURN(std::string source_sha,
-                        artifacts.Put(SourceOf(impl->implementation, "kernel.py"), "text/x-python"));
+    MK_ASSIGN_OR_RETURN(std::string source, agents::SourceNamed(impl->implementation, "kernel.py"));
+    MK_ASSIGN_OR_RETURN(std::string source_sha, artifacts.Put(source, "text/x-python"));
     (void)db.SetCandidateImplementation(cid, impl_sha);
     store::NewBuild nb;
     nb.candidate_id = cid;
@@ -213,7 +194,7 @@ Result<json> RunTpuAuto(const TpuAutoRequest& request, store::Store& db,
     result["best"] = nullptr;
   }
   if (request.xla_estimate) {
-    json xla = XlaTpuEstimate(task_dir, request.tpu);
+    json xla = agents::XlaTpuEstimate(task_dir, request.tpu);
     tpu["xla_tpu_estimate"] = xla;
     const double xla_s = xla.value(json::json_pointer("/cost/optimal_seconds"), 0.0);
     if (best && xla_s > 0 && best->time.seconds > 0) {
