@@ -9,6 +9,7 @@
 #include "agents/tpu_runner.h"
 #include "benchmarks/bench_jaxbench.h"
 #include "hlo/verifier.h"
+#include "support/text_escape.h"
 #include "target/target.h"
 #include "task/bridge.h"
 #include "task/task.h"
@@ -170,8 +171,8 @@ std::string FormatTpuTable(const std::vector<TpuBenchRow>& rows,
   out << "\n";
   for (const TpuBenchRow& r : rows) {
     char head[96];
-    std::snprintf(head, sizeof head, "%-6s %6d %4d  %-8s ", r.id.c_str(), r.pallas_kernels,
-                  r.glue_kernels, r.check.substr(0, 8).c_str());
+    std::snprintf(head, sizeof head, "%-6s %6d %4d  %-8s ", OneLineText(r.id).c_str(), r.pallas_kernels,
+                  r.glue_kernels, OneLineText(r.check.substr(0, 8)).c_str());
     out << head;
     for (const auto& g : generations) {
       auto it = r.generations.find(g);
@@ -187,7 +188,7 @@ std::string FormatTpuTable(const std::vector<TpuBenchRow>& rows,
                     Sci(x.modelled_s).c_str(), Sci(x.xla_estimate_s).c_str(), Sci(ratio).c_str());
       out << cell;
     }
-    if (!r.error.empty()) out << " error: " << r.error;
+    if (!r.error.empty()) out << " error: " << OneLineText(r.error);
     out << "\n";
   }
   return out.str();
