@@ -5,6 +5,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "modes/search/lower_bound.h"
+#include "target/target.h"
 
 namespace mk::bench {
 namespace {
@@ -193,6 +199,39 @@ TEST(BenchSearch, TheBenchmarkKernelsAreWellFormed) {
     EXPECT_TRUE(FindSearchKernel(d.name).ok());
   }
   EXPECT_FALSE(FindSearchKernel("no-such-kernel").ok());
+}
+
+// Item 3's proof by test: on the CPU model and ISA a committed table was measured on, the lower
+// bound is at most the measured time of every one of its points. Elsewhere the table says
+// nothing about this machine, and the test skips it.
+TEST(BenchSearch, TheBoundIsAdmissibleOnEveryCommittedTableOfThisCpu) {
+  const target::Target host = target::HostCpu();
+  const std::filesystem::path dir = std::filesystem::path(MK_SOURCE_DIR) / "bench" / "search";
+  int checked = 0;
+  std::vector<std::string> skipped;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    auto t = LoadSearchTable(entry.path().string());
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    if (t->cpu_model != host.model || t->isa_level != host.isa_level) {
+      skipped.push_back(t->name + " (" + t->cpu_model + ", " + t->isa_level + ")");
+      continue;
+    }
+    const modes::search::LowerBound bound(t->costs, t->rates);
+    for (const TablePoint& p : t->points) {
+      if (!p.median_s) continue;
+      std::vector<std::map<std::string, int64_t>> fixed;
+      for (const space::Schedule& s : t->CandidateOf(p.values).kernels) fixed.push_back(s.values);
+      EXPECT_LE(bound.Of(fixed), *p.median_s) << t->name << " " << nlohmann::json(p.values).dump();
+      ++checked;
+    }
+  }
+  if (checked == 0) {
+    std::string list;
+    for (const std::string& s : skipped) list += " " + s;
+    GTEST_SKIP() << "no committed search table was measured on this CPU (" << host.model << ", "
+                 << host.isa_level << "):" << list;
+  }
 }
 
 }  // namespace

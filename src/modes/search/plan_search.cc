@@ -1,5 +1,6 @@
 #include "modes/search/plan_search.h"
 
+#include "codegen/cpu/gemm_params.h"
 #include "modes/search/features.h"
 
 namespace mk::modes::search {
@@ -18,9 +19,28 @@ space::Candidate StartPoint(const agents::Plan& plan, bool analytical_init) {
   return c;
 }
 
-LowerBound BoundOfPlan(const agents::Plan& plan) {
+std::vector<KernelCost> CostsOfPlan(const agents::Plan& plan) {
   std::vector<KernelCost> kernels;
-  for (const auto& k : plan.kernels) kernels.push_back({k.flops, k.bytes, k.compute_dtype == "bf16"});
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    const auto& k = plan.kernels[i];
+    KernelCost cost{k.flops, k.bytes, k.compute_dtype == "bf16"};
+    const hlo::Instruction* hero =
+        i < plan.fusion.kernels.size() ? plan.fusion.kernels[i].hero : nullptr;
+    // The register-tile rule is written for the 8-lane micro-kernel (lower_bound.h).
+    const bool eight_lanes =
+        plan.target.kind == target::TargetKind::kCpu && plan.target.vector_bytes == 32;
+    if (hero != nullptr && hero->opcode == hlo::Opcode::kDot && eight_lanes) {
+      if (auto g = codegen::cpu::AnalyzeDot(*hero, plan.target); g.ok() && g->blockable) {
+        cost.gemm_depth = g->k;
+      }
+    }
+    kernels.push_back(cost);
+  }
+  return kernels;
+}
+
+LowerBound BoundOfPlan(const agents::Plan& plan) {
+  std::vector<KernelCost> kernels = CostsOfPlan(plan);
   MachineRates rates;
   rates.f32_flops = plan.target.peak_flops_f32;
   rates.bf16_flops = plan.target.peak_flops_bf16;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "agents/planner.h"
 #include "modes/search/graph_search.h"
@@ -18,6 +19,9 @@ namespace mk::modes::search {
 // orders each decision's children, and the search never proposes an illegal point.
 space::Candidate StartPoint(const agents::Plan& plan, bool analytical_init);
 
+// Each kernel's FLOPs and bytes, and for a dot the CPU emitter may run as a blocked GEMM on 8-lane
+// register tiles, its depth (KernelCost::gemm_depth).
+std::vector<KernelCost> CostsOfPlan(const agents::Plan& plan);
 LowerBound BoundOfPlan(const agents::Plan& plan);
 
 std::unique_ptr<GraphSearch> SearchPlan(const agents::Plan& plan, const SearchOptions& options,
