@@ -150,6 +150,20 @@ TEST_F(RunsCliTest, UnknownRunAndBadIdsAreBadInput) {
   EXPECT_FALSE(fs::exists(dir_ + "/never"));
 }
 
+TEST_F(RunsCliTest, CheckBoundReportsTheStoreAsJsonAndRefusesAnUnknownRun) {
+  Ran r = Mk({"runs", "check-bound", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const json j = json::parse(r.out);
+  EXPECT_TRUE(j["ok"].get<bool>());
+  // The fixture's runs are CPU runs; each measurement is either checked or from another machine.
+  EXPECT_GE(j["measurements_checked"].get<int64_t>() + j["measurements_other_machine"].get<int64_t>(), 1)
+      << r.out;
+  EXPECT_EQ(j["database"], home_ + "/maxkernel.db");
+  r = Mk({"runs", "check-bound", "--run", "999"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("999"), std::string::npos) << r.err;
+}
+
 TEST_F(RunsCliTest, MissingDatabaseSaysWhereItLookedAndCreatesNothing) {
   std::string empty = dir_ + "/empty-home";
   fs::create_directories(empty);

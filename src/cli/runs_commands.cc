@@ -11,7 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "agents/profiler.h"
 #include "export/run_export_store.h"
+#include "modes/search/bound_check.h"
+#include "target/target.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "task/task.h"
@@ -380,6 +383,51 @@ Result<int> RunArtifactsGet(const GetOptions& o) {
   return kExitOk;
 }
 
+// ---- runs check-bound ----------------------------------------------------------------------
+
+struct CheckBoundOptions {
+  std::optional<int64_t> run;
+  bool json = false;
+  std::string db;
+};
+
+Result<int> RunCheckBound(const CheckBoundOptions& o) {
+  MK_ASSIGN_OR_RETURN(exports::OpenedStore s, exports::OpenExistingStore(o.db));
+  // The rates the next search bounds with: the stored machine probe's, else the nominal peaks.
+  target::Target host = target::HostCpu();
+  MK_ASSIGN_OR_RETURN(std::optional<agents::ProbedMachine> machine,
+                      agents::LoadStoredMachine(*s.db, /*quick_ok=*/false, nullptr));
+  if (machine) host = machine->target;
+  MK_ASSIGN_OR_RETURN(modes::search::BoundCheckReport r,
+                      modes::search::CheckBoundOverStore(*s.db, *s.artifacts, host, o.run));
+  if (o.json) {
+    json j = modes::search::ToJson(r);
+    j["database"] = s.dir.db_path.string();
+    j["rates"] = {{"f32_flops", host.peak_flops_f32}, {"bf16_flops", host.peak_flops_bf16},
+                  {"bandwidth", host.bandwidth_bytes_per_s}, {"measured", host.rates_measured}};
+    std::cout << Dump(j) << "\n";
+    return r.ok() ? kExitOk : kExitFailed;
+  }
+  std::cout << "the search's lower bound against the store's measurements on " << host.model
+            << " (" << host.isa_level << "), " << s.dir.db_path.string() << "\n"
+            << "  runs checked " << r.runs_checked << ", measurements checked "
+            << r.measurements_checked << ", taken on another CPU or ISA (not checked) "
+            << r.measurements_other_machine << "\n";
+  if (r.median_bound_over_measured) {
+    std::cout << "  median bound / measured " << *r.median_bound_over_measured << "\n";
+  }
+  for (const std::string& skip : r.runs_skipped) std::cout << "  skipped " << skip << "\n";
+  for (const auto& v : r.violations) {
+    std::cout << "  VIOLATION run " << v.run_id << " candidate " << v.candidate_id << ": bound "
+              << Time(v.bound_s) << " > measured " << Time(v.measured_s) << "  "
+              << Clip(v.schedule_json, 200) << "\n";
+  }
+  std::cout << (r.ok() ? "admissible: no measurement is faster than its bound\n"
+                       : "NOT admissible: " + std::to_string(r.violations.size()) +
+                             " measurements are faster than their bound\n");
+  return r.ok() ? kExitOk : kExitFailed;
+}
+
 }  // namespace
 
 void RegisterRunsCommands(CLI::App& app, CommandResult& result) {
@@ -403,6 +451,16 @@ void RegisterRunsCommands(CLI::App& app, CommandResult& result) {
   show->add_flag("--json", s->json, "Print the run as JSON");
   show->add_option("--db", s->db, db_help);
   show->callback([s, &result] { RunCommand(result, [&] { return RunShow(*s); }); });
+
+  auto cb = std::make_shared<CheckBoundOptions>();
+  CLI::App* check_bound = runs->add_subcommand(
+      "check-bound",
+      "Check the search's lower bound against every stored measurement taken on this CPU model "
+      "and ISA (each run's module planned again); exit 1 if any measurement beat its bound");
+  check_bound->add_option("--run", cb->run, "Only this run");
+  check_bound->add_flag("--json", cb->json, "Print the report as JSON");
+  check_bound->add_option("--db", cb->db, db_help);
+  check_bound->callback([cb, &result] { RunCommand(result, [&] { return RunCheckBound(*cb); }); });
 
   CLI::App* artifacts = app.add_subcommand("artifacts", "The content-addressed artifact store");
   artifacts->require_subcommand(1);
