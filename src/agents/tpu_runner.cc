@@ -106,7 +106,8 @@ json ToJson(const TpuModelledTime& t) {
   json kernels = json::array();
   for (const auto& k : t.kernels) {
     kernels.push_back({{"name", k.name}, {"runs", k.runs}, {"modelled_s", k.modelled_s},
-                       {"bound", k.bound}, {"reason", k.reason.empty() ? json(nullptr) : json(k.reason)}});
+                       {"bound", k.bound}, {"reason", k.reason.empty() ? json(nullptr) : json(k.reason)},
+                       {"ops_in_pallas", k.ops_in_pallas}, {"ops_in_glue", k.ops_in_glue}});
   }
   return {{"modelled_s", t.seconds}, {"label", "modelled (no TPU measured it)"},
           {"pallas_kernels", t.pallas_kernels}, {"glue_kernels", t.glue_kernels},
@@ -126,6 +127,14 @@ Result<TpuModelledTime> ModelTpuImplementation(const codegen::Implementation& im
     TpuModelledKernel mk;
     mk.name = k.value("name", std::string());
     mk.runs = k.value("runs", std::string());
+    for (const char* key : {"ops_in_pallas", "ops_in_glue"}) {
+      auto& ops = std::string(key) == "ops_in_pallas" ? mk.ops_in_pallas : mk.ops_in_glue;
+      if (auto it = k.find(key); it != k.end() && it->is_array()) {
+        for (const json& op : *it) {
+          if (op.is_string()) ops.push_back(op.get<std::string>());
+        }
+      }
+    }
     if (mk.runs == "pallas" && k.contains("tpu_kernel_shape")) {
       MK_ASSIGN_OR_RETURN(target::TpuKernelShape shape, ShapeFromJson(k["tpu_kernel_shape"]));
       MK_ASSIGN_OR_RETURN(target::TpuModelledTime t, target::ModelTpuKernel(tpu, shape, constants));

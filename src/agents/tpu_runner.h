@@ -21,6 +21,9 @@ struct TpuModelledKernel {
   std::string reason;     // for glue: why it is not a pallas_call
   double modelled_s = 0;  // pallas: the model; glue: its roofline at the chip's peaks
   std::string bound;      // "mxu", "hbm", ... or "roofline" for glue
+  // The kernel's HLO instructions by where they run: inside the pallas_call, or in XLA glue
+  // (a glue kernel's, and a Pallas kernel's operand producers computed before the call).
+  std::vector<std::string> ops_in_pallas, ops_in_glue;
 };
 
 struct TpuModelledTime {

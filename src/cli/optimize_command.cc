@@ -297,6 +297,16 @@ Result<int> RunTpuOptimize(const OptimizeOptions& o, target::Target tpu) {
                  req.tpu.name.c_str(), req.budget);
   }
   MK_ASSIGN_OR_RETURN(json result, modes::RunTpuAuto(req, *db, artifacts));
+  if (!o.report.empty()) {
+    // The same report as a CPU run's, with its TPU section: where each operation runs, and
+    // every time labelled modelled.
+    std::string html = report::RenderOptimizeReport(result, {});
+    MK_ASSIGN_OR_RETURN(std::string report_sha, artifacts.Put(html, "text/html"));
+    result["report_artifact"] = report_sha;
+    (void)db->AddEvent(result.value("run_id", int64_t{0}), "run.report",
+                       json{{"report_artifact", report_sha}}.dump());
+    MK_RETURN_IF_ERROR(WriteFilesAtomically({{o.report, html}}));
+  }
   if (o.json) {
     std::cout << result.dump(2) << "\n";
   } else {
@@ -313,6 +323,7 @@ Result<int> RunTpuOptimize(const OptimizeOptions& o, target::Target tpu) {
       std::printf("vs XLA:TPU modelled ratio x%.2f (XLA:TPU's own estimate / our model; no TPU "
                   "measured either)\n", result["tpu"]["modelled_ratio"].get<double>());
     }
+    if (!o.report.empty()) std::printf("report     %s\n", o.report.c_str());
   }
   return result.value("status", "") == "succeeded" ? kExitOk : kExitFailed;
 }

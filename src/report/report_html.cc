@@ -288,6 +288,7 @@ std::string RenderOptimizeReport(const json& result, const ReportExtras& extras)
   s += "<section id=\"roofline-chart\">\n<h2>Roofline</h2>\n" + html::RooflineChart(result) +
        "</section>\n";
   s += html::SearchSection(result);
+  s += html::TpuSection(result);
   s += html::PlanSection(result);
   s += html::RationaleSection(result);
   s += html::CandidatesSection(result);

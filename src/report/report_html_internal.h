@@ -111,5 +111,8 @@ std::string SourceSection(const json& result, const std::string& best_source);
 
 // The Search section of a search run (empty for other runs).
 std::string SearchSection(const json& result);
+// The TPU section of a run for a TPU target (empty for other runs): per kernel, Pallas or XLA
+// glue, the operations in each, the modelled time (report_html_tpu.cc).
+std::string TpuSection(const json& result);
 
 }  // namespace mk::report::html

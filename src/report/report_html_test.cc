@@ -260,5 +260,33 @@ TEST(ReportHtmlTest, ASearchRunShowsWhatTheBoundPrunedAndWhyEscaped) {
   }
 }
 
+TEST(ReportHtmlTest, ATpuRunSaysWhichOperationsRunInPallasAndWhichInGlueEscaped) {
+  using test_util::FullResult;
+  json r = FullResult();
+  EXPECT_EQ(RenderOptimizeReport(r).find("id=\"tpu\""), std::string::npos);  // CPU runs: none
+  r["target"] = {{"name", "tpu-v5e"}, {"kind", "tpu"}};
+  r["tpu"] = {{"xla_tpu_estimate", {{"ok", true}, {"cost", {{"optimal_seconds", 1.84e-6}}}}},
+              {"modelled_ratio", 0.46}};
+  r["best"]["model"] = {
+      {"modelled_s", 3.97e-6},
+      {"pallas_kernels", 1},
+      {"glue_kernels", 1},
+      {"kernels",
+       {{{"name", "kernel.0.contraction"}, {"runs", "pallas"}, {"modelled_s", 3.5e-6}, {"bound", "mxu"},
+         {"ops_in_pallas", {"dot.1", "add.<2>"}}, {"ops_in_glue", {"transpose.3"}}, {"reason", nullptr}},
+        {{"name", "kernel.1.standalone"}, {"runs", "glue"}, {"modelled_s", 4.7e-7}, {"bound", "roofline"},
+         {"ops_in_pallas", json::array()}, {"ops_in_glue", {"gather.4"}},
+         {"reason", "gather <has no blocked form>"}}}}};
+  std::string html = RenderOptimizeReport(r);
+  test_util::ExpectSound(html);
+  for (const char* needle : {"id=\"tpu\"", "Modelled, not measured", "tpu-v5e", "Pallas kernel",
+                             "XLA glue", "<code>dot.1</code>", "<code>add.&lt;2&gt;</code>",
+                             "<code>transpose.3</code>", "<code>gather.4</code>",
+                             "gather &lt;has no blocked form&gt;", "never a speedup"}) {
+    EXPECT_NE(html.find(needle), std::string::npos) << "missing: " << needle;
+  }
+  EXPECT_EQ(html.find("add.<2>"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace mk::report
