@@ -4,6 +4,7 @@
 #include <numeric>
 #include <optional>
 
+#include "codegen/pallas/conv_plan.h"
 #include "codegen/pallas/jnp_ops.h"
 
 namespace mk::codegen::pallas {
@@ -128,6 +129,8 @@ std::optional<Assignment> OperandAssignment(const Instruction& inst, size_t i, c
   return std::nullopt;
 }
 
+}  // namespace
+
 // Whether the body may compute `inst` (inside a pallas_call): the ops TranslateOp writes for
 // blocks. Dots other than the hero, convolutions, reduce-windows, tuples and standalone ops
 // are not.
@@ -153,7 +156,7 @@ std::string Propagate(BlockPlan& plan, const std::set<const Instruction*>& in_bo
     const Instruction* inst = *it;
     auto found = plan.assign.find(inst);
     if (found == plan.assign.end()) continue;  // not needed by any output
-    if (inst == plan.dot) continue;            // its operands are the call's lhs/rhs
+    if (inst == plan.dot || inst == plan.conv) continue;  // its operands are the call's lhs/rhs
     const Assignment out = found->second;
     for (size_t i = 0; i < inst->operands.size(); ++i) {
       const Instruction* o = inst->operands[i];
@@ -187,6 +190,10 @@ std::string Align(BlockPlan& plan) {
   };
   for (const Instruction* v : plan.call_inputs) note(v);
   for (const Instruction* v : plan.call_outputs) note(v);
+  if (plan.conv) {  // C_in and C_out: the last dims of the kernel's [taps, bk, bn] blocks
+    plan.axes[static_cast<size_t>(plan.axis_k)].align = std::lcm(plan.axes[static_cast<size_t>(plan.axis_k)].align, int64_t{128});
+    plan.axes[static_cast<size_t>(plan.axis_n)].align = std::lcm(plan.axes[static_cast<size_t>(plan.axis_n)].align, int64_t{128});
+  }
   if (plan.dot) {
     plan.axes[static_cast<size_t>(plan.axis_m)].align = std::lcm(plan.axes[static_cast<size_t>(plan.axis_m)].align, int64_t{8});
     plan.axes[static_cast<size_t>(plan.axis_k)].align = std::lcm(plan.axes[static_cast<size_t>(plan.axis_k)].align, int64_t{128});
@@ -235,6 +242,8 @@ std::set<const Instruction*> Ancestors(const Instruction* inst, const std::set<c
   }
   return seen;
 }
+
+namespace {
 
 // The body of a loop or reduction kernel blocked by rows of its outputs (`by_rows`), or as one
 // whole block.
@@ -290,11 +299,8 @@ BlockPlan RowPlan(const analysis::Kernel& kernel, bool by_rows, std::string* con
 
 BlockPlan ContractionPlan(const analysis::Kernel& kernel) {
   const Instruction* dot = kernel.hero;
-  if (!dot || dot->opcode != Opcode::kDot) {
-    return Glue(dot && dot->opcode == Opcode::kConvolution
-                    ? "convolution: implicit GEMM not emitted yet"
-                    : "contraction without a dot hero");
-  }
+  if (dot && dot->opcode == Opcode::kConvolution) return ConvolutionPlan(kernel);
+  if (!dot || dot->opcode != Opcode::kDot) return Glue("contraction without a dot hero");
   if (!dot->dot_dims) return Glue("dot without dimension numbers");
   const auto& dd = *dot->dot_dims;
   const Instruction* lhs = dot->operands[0];
@@ -451,9 +457,7 @@ std::vector<int64_t> BlockDims(const std::vector<int64_t>& dims, const Assignmen
   return out;
 }
 
-namespace {
-// Bytes of one block in VMEM: the last two dims padded to whole (8,128) tiles; a scalar lives
-// in SMEM.
+// A scalar lives in SMEM (no VMEM).
 int64_t TiledBytes(std::vector<int64_t> block, int64_t elem_bytes) {
   if (block.empty()) return 0;
   auto up = [](int64_t v, int64_t m) { return (v + m - 1) / m * m; };
@@ -463,7 +467,6 @@ int64_t TiledBytes(std::vector<int64_t> block, int64_t elem_bytes) {
   for (int64_t d : block) n *= d;
   return n;
 }
-}  // namespace
 
 int64_t VmemBytes(const BlockPlan& plan, const std::vector<int64_t>& blocks) {
   int64_t total = 0;
@@ -481,6 +484,7 @@ int64_t VmemBytes(const BlockPlan& plan, const std::vector<int64_t>& blocks) {
     total += 2 * TiledBytes({bk, bn}, hlo::DTypeByteSize(plan.rhs_source->shape.dtype()));
     total += TiledBytes({bm, bn}, 4);  // the f32 accumulator (scratch: not double-buffered)
   }
+  if (plan.conv) total += ConvVmemBytes(plan, blocks);
   return total;
 }
 

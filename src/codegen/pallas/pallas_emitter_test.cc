@@ -195,7 +195,7 @@ TEST(PallasEmitterTest, ElementwiseChainWithARowIotaMatchesTheInterpreter) {
   EXPECT_EQ(pallas[0].at("grid"), nlohmann::json({4}));
 }
 
-// A convolution (glue: no implicit GEMM yet) beside a dot of bf16 weights widened to f32 (the
+// A grouped convolution (glue: not one implicit GEMM) beside a dot of bf16 weights widened to f32 (the
 // convert runs on each block in the body) whose rows are then summed.
 constexpr char kMixed[] = R"(
 HloModule mixed
@@ -206,11 +206,11 @@ add {
 }
 ENTRY main {
   img = f32[1,8,8,4] parameter(0)
-  fil = f32[3,3,4,8] parameter(1)
+  fil = f32[3,3,2,8] parameter(1)
   a = f32[16,128] parameter(2)
   b = bf16[128,128] parameter(3)
   bf = f32[128,128] convert(b)
-  conv = f32[1,8,8,8] convolution(img, fil), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  conv = f32[1,8,8,8] convolution(img, fil), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=2
   d = f32[16,128] dot(a, bf), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   zero = f32[] constant(0)
   rows = f32[16] reduce(d, zero), dimensions={1}, to_apply=add
@@ -227,7 +227,8 @@ TEST(PallasEmitterTest, ModuleMixingPallasKernelsAndGlueMatchesTheInterpreter) {
   EXPECT_TRUE(cpu::testing::OutputsNear(run.outputs, run.expected, 1e-4));
   auto glue = KernelsRunning(run.kernel_map, "glue");
   ASSERT_EQ(glue.size(), 1u) << run.kernel_map.dump(2);
-  EXPECT_NE(glue[0].at("reason").get<std::string>().find("convolution"), std::string::npos);
+  EXPECT_NE(glue[0].at("reason").get<std::string>().find("feature_group_count=2"), std::string::npos)
+      << glue[0].dump();
   bool convert_fused = false;
   for (const auto& k : KernelsRunning(run.kernel_map, "pallas")) {
     for (const auto& op : k.at("ops_in_pallas")) convert_fused |= op == "bf";
