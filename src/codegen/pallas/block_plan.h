@@ -79,7 +79,20 @@ struct BlockPlan {
   std::vector<const hlo::Instruction*> call_inputs;
   std::vector<const hlo::Instruction*> call_outputs;
   std::map<const hlo::Instruction*, Assignment> assign;
+  // A call input or output passed with other dims than its HLO shape: a grid axis of block 1
+  // (a batch dim) that would land in its last two dims, where the (8,128) rule forbids a block
+  // of 1, gets unit dims inserted after it (reshaped in glue around the call, and back to the
+  // block's HLO dims in the body). Absent: passed as it is.
+  struct Layout {
+    std::vector<int64_t> dims;
+    Assignment assign;
+  };
+  std::map<const hlo::Instruction*, Layout> call_layout;
 };
+
+// The dims and assignment `v` (a call input or output) is passed to the call with.
+const std::vector<int64_t>& CallDims(const BlockPlan& plan, const hlo::Instruction* v);
+const Assignment& CallAssign(const BlockPlan& plan, const hlo::Instruction* v);
 
 // The block plan of `kernel` (no block sizes yet: those come from a schedule).
 BlockPlan PlanBlocks(const analysis::Kernel& kernel);

@@ -187,7 +187,11 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
   }
   for (size_t i = 0; i < passed.size(); ++i) {
     const std::string ref = "in" + std::to_string(i) + "_ref";
-    Line(body, ind, names.Of(passed[i]) + " = " + ref + (passed[i]->shape.rank() == 0 ? "[0]" : "[...]"));
+    std::string e = ref + (passed[i]->shape.rank() == 0 ? "[0]" : "[...]");
+    if (plan.call_layout.count(passed[i])) {  // passed with unit dims inserted: back to its block
+      e = "jnp.reshape(" + e + ", " + PyTuple(BlockDims(passed[i]->shape.dims(), plan.assign.at(passed[i]), blocks)) + ")";
+    }
+    Line(body, ind, names.Of(passed[i]) + " = " + e);
   }
   int64_t vpu_flops = 0, transcendentals = 0;
   std::vector<std::string> ops_in_pallas;
@@ -225,7 +229,8 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
   }
   for (size_t i = 0; i < plan.call_outputs.size(); ++i) {
     const Instruction* o = plan.call_outputs[i];
-    const std::string v = names.Of(o);
+    std::string v = names.Of(o);
+    if (plan.call_layout.count(o)) v = "jnp.reshape(" + v + ", " + PyTuple(BlockDims(CallDims(plan, o), CallAssign(plan, o), blocks)) + ")";
     Line(body, ind, "out" + std::to_string(i) + "_ref[...] = " +
                         (o->shape.rank() == 0 ? "jnp.reshape(" + v + ", (1, 1))" : v));
   }
@@ -329,23 +334,25 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
       MK_ASSIGN_OR_RETURN(arg, ArrayConstantExpr(*v));
     }
     if (v->shape.rank() == 0) arg = "jnp.reshape(" + arg + ", (1,))";
+    if (plan.call_layout.count(v)) arg = "jnp.reshape(" + arg + ", " + PyTuple(CallDims(plan, v)) + ")";
     call_args.push_back(arg);
-    const Assignment& a = plan.assign.at(v);
-    in_specs.push_back(BlockSpecFor(v->shape.dims(), a, blocks, na));
-    account(BlockDims(v->shape.dims(), a, blocks), hlo::DTypeByteSize(v->shape.dtype()), a, false);
+    const Assignment& a = CallAssign(plan, v);
+    in_specs.push_back(BlockSpecFor(CallDims(plan, v), a, blocks, na));
+    account(BlockDims(CallDims(plan, v), a, blocks), hlo::DTypeByteSize(v->shape.dtype()), a, false);
   }
   std::vector<std::string> out_specs, out_shapes;
   for (const Instruction* o : plan.call_outputs) {
     MK_ASSIGN_OR_RETURN(std::string t, JnpDType(o->shape.dtype()));
-    const Assignment& a = plan.assign.at(o);
+    const Assignment& a = CallAssign(plan, o);
+    const std::vector<int64_t>& dims = CallDims(plan, o);
     if (o->shape.rank() == 0) {
       out_specs.push_back("pl.BlockSpec((1, 1), lambda " + GridArgs(na) + ": (0, 0))");
       out_shapes.push_back("jax.ShapeDtypeStruct((1, 1), " + t + ")");
     } else {
-      out_specs.push_back(BlockSpecFor(o->shape.dims(), a, blocks, na));
-      out_shapes.push_back("jax.ShapeDtypeStruct(" + PyTuple(o->shape.dims()) + ", " + t + ")");
+      out_specs.push_back(BlockSpecFor(dims, a, blocks, na));
+      out_shapes.push_back("jax.ShapeDtypeStruct(" + PyTuple(dims) + ", " + t + ")");
     }
-    account(BlockDims(o->shape.dims(), a, blocks), hlo::DTypeByteSize(o->shape.dtype()), a, true);
+    account(BlockDims(dims, a, blocks), hlo::DTypeByteSize(o->shape.dtype()), a, true);
   }
   std::vector<std::string> sem;
   for (const auto& ax : plan.axes) sem.push_back(ax.arbitrary ? "\"arbitrary\"" : "\"parallel\"");
@@ -375,6 +382,7 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
     const Instruction* o = plan.call_outputs[i];
     std::string e = "outs[" + std::to_string(i) + "]";
     if (o->shape.rank() == 0) e = "jnp.reshape(" + e + ", ())";
+    if (plan.call_layout.count(o)) e = "jnp.reshape(" + e + ", " + PyTuple(o->shape.dims()) + ")";
     Line(fn, 4, names.Of(o) + " = " + e);
   }
   std::vector<std::string> outs;
