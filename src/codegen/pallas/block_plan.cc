@@ -4,6 +4,7 @@
 #include <numeric>
 #include <optional>
 
+#include "codegen/pallas/conv_plan.h"
 #include "codegen/pallas/jnp_ops.h"
 
 namespace mk::codegen::pallas {
@@ -128,6 +129,8 @@ std::optional<Assignment> OperandAssignment(const Instruction& inst, size_t i, c
   return std::nullopt;
 }
 
+}  // namespace
+
 // Whether the body may compute `inst` (inside a pallas_call): the ops TranslateOp writes for
 // blocks. Dots other than the hero, convolutions, reduce-windows, tuples and standalone ops
 // are not.
@@ -153,7 +156,7 @@ std::string Propagate(BlockPlan& plan, const std::set<const Instruction*>& in_bo
     const Instruction* inst = *it;
     auto found = plan.assign.find(inst);
     if (found == plan.assign.end()) continue;  // not needed by any output
-    if (inst == plan.dot) continue;            // its operands are the call's lhs/rhs
+    if (inst == plan.dot || inst == plan.conv) continue;  // its operands are the call's lhs/rhs
     const Assignment out = found->second;
     for (size_t i = 0; i < inst->operands.size(); ++i) {
       const Instruction* o = inst->operands[i];
@@ -170,11 +173,54 @@ std::string Propagate(BlockPlan& plan, const std::set<const Instruction*>& in_bo
   return "";
 }
 
+const std::vector<int64_t>& CallDims(const BlockPlan& plan, const Instruction* v) {
+  auto it = plan.call_layout.find(v);
+  return it == plan.call_layout.end() ? v->shape.dims() : it->second.dims;
+}
+
+const Assignment& CallAssign(const BlockPlan& plan, const Instruction* v) {
+  auto it = plan.call_layout.find(v);
+  return it == plan.call_layout.end() ? plan.assign.at(v) : it->second.assign;
+}
+
+namespace {
+
+// Inserts unit dims after the last of `v`'s dims that a block-1 axis of more than one step
+// blocks, when it is one of the last two, so that it no longer is (see BlockPlan::call_layout).
+void MoveBlockOfOneOutOfTheTile(BlockPlan& plan, const Instruction* v) {
+  const Assignment& a = plan.assign.at(v);
+  const auto& dims = v->shape.dims();
+  const int r = static_cast<int>(a.size());
+  int last = -1;
+  for (int p = std::max(0, r - 2); p < r; ++p) {
+    if (a[static_cast<size_t>(p)] >= 0) {
+      const GridAxis& ax = plan.axes[static_cast<size_t>(a[static_cast<size_t>(p)])];
+      if (ax.param.empty() && ax.extent > 1) last = p;
+    }
+  }
+  if (last < 0) return;
+  BlockPlan::Layout l;
+  for (int p = 0; p < r; ++p) {
+    l.dims.push_back(dims[static_cast<size_t>(p)]);
+    l.assign.push_back(a[static_cast<size_t>(p)]);
+    if (p == last) {
+      for (int u = 0; u < 2 - (r - 1 - last); ++u) {
+        l.dims.push_back(1);
+        l.assign.push_back(-1);
+      }
+    }
+  }
+  plan.call_layout[v] = std::move(l);
+}
+
+}  // namespace
+
 // Alignment of every axis from the arrays' last two dims; an error text when an axis of block
 // 1 lands there.
 std::string Align(BlockPlan& plan) {
   auto note = [&](const Instruction* v) {
-    const Assignment& a = plan.assign.at(v);
+    MoveBlockOfOneOutOfTheTile(plan, v);
+    const Assignment& a = CallAssign(plan, v);
     const size_t r = a.size();
     if (r >= 1 && a[r - 1] >= 0) {
       auto& ax = plan.axes[static_cast<size_t>(a[r - 1])];
@@ -187,6 +233,10 @@ std::string Align(BlockPlan& plan) {
   };
   for (const Instruction* v : plan.call_inputs) note(v);
   for (const Instruction* v : plan.call_outputs) note(v);
+  if (plan.conv) {  // C_in and C_out: the last dims of the kernel's [taps, bk, bn] blocks
+    plan.axes[static_cast<size_t>(plan.axis_k)].align = std::lcm(plan.axes[static_cast<size_t>(plan.axis_k)].align, int64_t{128});
+    plan.axes[static_cast<size_t>(plan.axis_n)].align = std::lcm(plan.axes[static_cast<size_t>(plan.axis_n)].align, int64_t{128});
+  }
   if (plan.dot) {
     plan.axes[static_cast<size_t>(plan.axis_m)].align = std::lcm(plan.axes[static_cast<size_t>(plan.axis_m)].align, int64_t{8});
     plan.axes[static_cast<size_t>(plan.axis_k)].align = std::lcm(plan.axes[static_cast<size_t>(plan.axis_k)].align, int64_t{128});
@@ -208,6 +258,9 @@ std::string CheckOutputsCoverAxes(const BlockPlan& plan) {
     const Assignment& a = plan.assign.at(o);
     for (size_t ax = 0; ax < plan.axes.size(); ++ax) {
       if (plan.axes[ax].arbitrary || plan.axes[ax].extent == 1) continue;
+      if (!plan.axes[ax].param.empty() && LegalBlocks(plan.axes[ax]).front() == plan.axes[ax].extent) {
+        continue;  // one step whatever the schedule
+      }
       if (std::find(a.begin(), a.end(), static_cast<int>(ax)) == a.end()) {
         return "output %" + o->name + " is not blocked along every parallel grid axis";
       }
@@ -235,6 +288,8 @@ std::set<const Instruction*> Ancestors(const Instruction* inst, const std::set<c
   }
   return seen;
 }
+
+namespace {
 
 // The body of a loop or reduction kernel blocked by rows of its outputs (`by_rows`), or as one
 // whole block.
@@ -290,11 +345,8 @@ BlockPlan RowPlan(const analysis::Kernel& kernel, bool by_rows, std::string* con
 
 BlockPlan ContractionPlan(const analysis::Kernel& kernel) {
   const Instruction* dot = kernel.hero;
-  if (!dot || dot->opcode != Opcode::kDot) {
-    return Glue(dot && dot->opcode == Opcode::kConvolution
-                    ? "convolution: implicit GEMM not emitted yet"
-                    : "contraction without a dot hero");
-  }
+  if (dot && dot->opcode == Opcode::kConvolution) return ConvolutionPlan(kernel);
+  if (!dot || dot->opcode != Opcode::kDot) return Glue("contraction without a dot hero");
   if (!dot->dot_dims) return Glue("dot without dimension numbers");
   const auto& dd = *dot->dot_dims;
   const Instruction* lhs = dot->operands[0];
@@ -311,8 +363,8 @@ BlockPlan ContractionPlan(const analysis::Kernel& kernel) {
   };
   const auto lhs_free = free_dims(lhs->shape.rank(), dd.lhs_batch, dd.lhs_contracting);
   const auto rhs_free = free_dims(rhs->shape.rank(), dd.rhs_batch, dd.rhs_contracting);
-  if (lhs_free.empty() || rhs_free.size() != 1 || dd.lhs_contracting.empty()) {
-    return Glue("dot %" + dot->name + " is not [batch.., M.., K] x [batch.., K, N] with one N dimension yet");
+  if (lhs_free.empty() || rhs_free.empty() || dd.lhs_contracting.empty()) {
+    return Glue("dot %" + dot->name + " has no free dimension on one side or nothing to contract: not an MXU matmul");
   }
   const hlo::DType acc_ok[] = {hlo::DType::kBF16, hlo::DType::kF16, hlo::DType::kF32};
   if (std::find(std::begin(acc_ok), std::end(acc_ok), dot->shape.dtype()) == std::end(acc_ok)) {
@@ -336,9 +388,12 @@ BlockPlan ContractionPlan(const analysis::Kernel& kernel) {
   plan.axis_m = static_cast<int>(plan.axes.size());
   a_dot.push_back(plan.axis_m);
   plan.axes.push_back({"bm", lhs->shape.dim(lhs_free.back()), 1, false});
+  // Several N-side free dims (q.k of attention with a head-group dim) are merged into one N in
+  // the rhs's canonical layout; the result's are then whole in every block (see whole_n).
+  int64_t n_extent = 1;
+  for (int64_t f : rhs_free) n_extent *= rhs->shape.dim(f);
   plan.axis_n = static_cast<int>(plan.axes.size());
-  a_dot.push_back(plan.axis_n);
-  plan.axes.push_back({"bn", rhs->shape.dim(rhs_free[0]), 1, false});
+  plan.axes.push_back({"bn", n_extent, 1, false});
   plan.axis_k = static_cast<int>(plan.axes.size());
   plan.axes.push_back({"bk", k_extent, 1, true});
 
@@ -348,13 +403,13 @@ BlockPlan ContractionPlan(const analysis::Kernel& kernel) {
   plan.lhs_perm.insert(plan.lhs_perm.end(), dd.lhs_contracting.begin(), dd.lhs_contracting.end());
   plan.rhs_perm = dd.rhs_batch;
   plan.rhs_perm.insert(plan.rhs_perm.end(), dd.rhs_contracting.begin(), dd.rhs_contracting.end());
-  plan.rhs_perm.push_back(rhs_free[0]);
+  plan.rhs_perm.insert(plan.rhs_perm.end(), rhs_free.begin(), rhs_free.end());
   for (int64_t b : dd.lhs_batch) plan.lhs_canon.push_back(lhs->shape.dim(b));
   for (int64_t f : lhs_free) plan.lhs_canon.push_back(lhs->shape.dim(f));
   plan.lhs_canon.push_back(k_extent);
   for (int64_t b : dd.rhs_batch) plan.rhs_canon.push_back(rhs->shape.dim(b));
   plan.rhs_canon.push_back(k_extent);
-  plan.rhs_canon.push_back(rhs->shape.dim(rhs_free[0]));
+  plan.rhs_canon.push_back(n_extent);
   plan.lhs_squeezed = static_cast<int64_t>(plan.lhs_canon.size()) - 2;
   plan.rhs_squeezed = static_cast<int64_t>(plan.rhs_canon.size()) - 2;
 
@@ -392,12 +447,37 @@ BlockPlan ContractionPlan(const analysis::Kernel& kernel) {
     plan.body.push_back(i);
     in_body.insert(i);
   }
+  // N blocked whole ("whole_n": the bn axis has the one legal block N) when the dot has several
+  // N-side free dims, or an output is not shaped like the dot's result but keeps its batch and
+  // M dims in front (a group norm's reshape of the rows): such an output is blocked along those
+  // dims only.
+  const size_t prefix = a_dot.size();  // batch and M-side dims of the result
+  const auto& dd_dims = dot->shape.dims();
+  bool whole_n = rhs_free.size() > 1;
+  for (const Instruction* o : kernel.outputs) {
+    if (before.count(o) || (o->shape.is_array() && o->shape.dims() == dd_dims)) continue;
+    const bool keeps_rows = o->shape.is_array() && o->shape.rank() >= static_cast<int64_t>(prefix) &&
+                            std::equal(dd_dims.begin(), dd_dims.begin() + static_cast<long>(prefix),
+                                       o->shape.dims().begin());
+    if (!keeps_rows) {
+      return Glue("output %" + o->name + " of the contraction is neither shaped like its dot's result nor keeps its batch and M dims in front");
+    }
+    whole_n = true;
+  }
+  if (whole_n) {
+    plan.axes[static_cast<size_t>(plan.axis_n)].align = n_extent;  // one legal block: all of N
+    a_dot.insert(a_dot.end(), rhs_free.size(), -1);
+  } else {
+    a_dot.push_back(plan.axis_n);
+  }
   for (const Instruction* o : kernel.outputs) {
     if (before.count(o)) continue;  // returned from the glue before the call
-    if (!o->shape.is_array() || o->shape.dims() != dot->shape.dims()) {
-      return Glue("output %" + o->name + " of the contraction is not shaped like its dot's result");
+    Assignment a = a_dot;
+    if (o->shape.dims() != dd_dims) {
+      a.assign(static_cast<size_t>(o->shape.rank()), -1);
+      std::copy(a_dot.begin(), a_dot.begin() + static_cast<long>(prefix), a.begin());
     }
-    plan.assign[o] = a_dot;
+    plan.assign[o] = a;
     plan.call_outputs.push_back(o);
   }
   if (std::string c = Propagate(plan, in_body); !c.empty()) return Glue(c);
@@ -451,9 +531,7 @@ std::vector<int64_t> BlockDims(const std::vector<int64_t>& dims, const Assignmen
   return out;
 }
 
-namespace {
-// Bytes of one block in VMEM: the last two dims padded to whole (8,128) tiles; a scalar lives
-// in SMEM.
+// A scalar lives in SMEM (no VMEM).
 int64_t TiledBytes(std::vector<int64_t> block, int64_t elem_bytes) {
   if (block.empty()) return 0;
   auto up = [](int64_t v, int64_t m) { return (v + m - 1) / m * m; };
@@ -463,12 +541,11 @@ int64_t TiledBytes(std::vector<int64_t> block, int64_t elem_bytes) {
   for (int64_t d : block) n *= d;
   return n;
 }
-}  // namespace
 
 int64_t VmemBytes(const BlockPlan& plan, const std::vector<int64_t>& blocks) {
   int64_t total = 0;
   auto add = [&](const Instruction* v) {
-    total += 2 * TiledBytes(BlockDims(v->shape.dims(), plan.assign.at(v), blocks),
+    total += 2 * TiledBytes(BlockDims(CallDims(plan, v), CallAssign(plan, v), blocks),
                             hlo::DTypeByteSize(v->shape.dtype()));
   };
   for (const Instruction* v : plan.call_inputs) add(v);
@@ -481,6 +558,7 @@ int64_t VmemBytes(const BlockPlan& plan, const std::vector<int64_t>& blocks) {
     total += 2 * TiledBytes({bk, bn}, hlo::DTypeByteSize(plan.rhs_source->shape.dtype()));
     total += TiledBytes({bm, bn}, 4);  // the f32 accumulator (scratch: not double-buffered)
   }
+  if (plan.conv) total += ConvVmemBytes(plan, blocks);
   return total;
 }
 

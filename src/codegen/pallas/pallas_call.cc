@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "codegen/pallas/conv_call.h"
+#include "codegen/pallas/conv_plan.h"
 #include "codegen/pallas/jnp_ops.h"
 #include "codegen/pallas/pallas_emitter.h"
 #include "codegen/pallas/pallas_space.h"
@@ -137,10 +139,11 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
 
   std::ostringstream body;
   std::vector<std::string> refs;
-  if (plan.dot) refs = {"lhs_ref", "rhs_ref"};
+  const bool mxu = plan.dot || plan.conv;  // a contraction: two operands and an accumulator
+  if (mxu) refs = {"lhs_ref", "rhs_ref"};
   for (size_t i = 0; i < passed.size(); ++i) refs.push_back("in" + std::to_string(i) + "_ref");
   for (size_t i = 0; i < plan.call_outputs.size(); ++i) refs.push_back("out" + std::to_string(i) + "_ref");
-  if (plan.dot) refs.push_back("acc_ref");
+  if (mxu) refs.push_back("acc_ref");
   Line(body, 0, "def _kernel_" + kid + "_body(" + Join(refs) + "):");
   int ind = 4;
   std::string dot_dtype;
@@ -170,13 +173,25 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
     Line(body, 4, "def _epilogue():");
     ind = 8;
   }
+  if (plan.conv) {
+    MK_ASSIGN_OR_RETURN(dot_dtype, JnpDType(plan.conv->shape.dtype()));
+    MK_RETURN_IF_ERROR(EmitConvSteps(body, 4, plan, blocks));
+    Line(body, 4, "@pl.when(pl.program_id(" + std::to_string(plan.axis_k) + ") == " +
+                      std::to_string(steps[static_cast<size_t>(plan.axis_k)] - 1) + ")");
+    Line(body, 4, "def _epilogue():");
+    ind = 8;
+  }
   for (const Instruction* v : inlined) {
     MK_ASSIGN_OR_RETURN(std::string e, ScalarConstantExpr(*v));
     Line(body, ind, names.Of(v) + " = " + e);
   }
   for (size_t i = 0; i < passed.size(); ++i) {
     const std::string ref = "in" + std::to_string(i) + "_ref";
-    Line(body, ind, names.Of(passed[i]) + " = " + ref + (passed[i]->shape.rank() == 0 ? "[0]" : "[...]"));
+    std::string e = ref + (passed[i]->shape.rank() == 0 ? "[0]" : "[...]");
+    if (plan.call_layout.count(passed[i])) {  // passed with unit dims inserted: back to its block
+      e = "jnp.reshape(" + e + ", " + PyTuple(BlockDims(passed[i]->shape.dims(), plan.assign.at(passed[i]), blocks)) + ")";
+    }
+    Line(body, ind, names.Of(passed[i]) + " = " + e);
   }
   int64_t vpu_flops = 0, transcendentals = 0;
   std::vector<std::string> ops_in_pallas;
@@ -187,6 +202,10 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
     const std::vector<int64_t> bd = BlockDims(inst->shape.dims(), it->second, blocks);
     if (inst == plan.dot) {
       Line(body, ind, names.Of(inst) + " = jnp.reshape(acc_ref[...].astype(" + dot_dtype + "), " + PyTuple(bd) + ")");
+      continue;
+    }
+    if (inst == plan.conv) {
+      Line(body, ind, names.Of(inst) + " = " + ConvResultBlock(plan, blocks, dot_dtype));
       continue;
     }
     std::vector<std::string> args;
@@ -210,7 +229,8 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
   }
   for (size_t i = 0; i < plan.call_outputs.size(); ++i) {
     const Instruction* o = plan.call_outputs[i];
-    const std::string v = names.Of(o);
+    std::string v = names.Of(o);
+    if (plan.call_layout.count(o)) v = "jnp.reshape(" + v + ", " + PyTuple(BlockDims(CallDims(plan, o), CallAssign(plan, o), blocks)) + ")";
     Line(body, ind, "out" + std::to_string(i) + "_ref[...] = " +
                         (o->shape.rank() == 0 ? "jnp.reshape(" + v + ", (1, 1))" : v));
   }
@@ -284,29 +304,55 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
     in_bytes += shape.grid_steps * (bm * bk * hlo::DTypeByteSize(lhs->shape.dtype()) +
                                     bk * bn * hlo::DTypeByteSize(rhs->shape.dtype()));
   }
+  if (plan.conv) {
+    EmitConvOperands(fn, 4, plan, names);
+    call_args = {"lhs", "rhs"};
+    in_specs = ConvOperandSpecs(plan, blocks, na);
+    const int64_t bn = blocks[static_cast<size_t>(plan.axis_n)];
+    const int64_t bk = blocks[static_cast<size_t>(plan.axis_k)];
+    // One [M, bk] x [bk, bn] matmul per window tap: as one of depth taps * bk.
+    shape.mxu_m = ConvBlockM(plan, blocks);
+    shape.mxu_n = bn;
+    shape.mxu_k = bk * plan.geom.taps;
+    shape.mxu_bf16 = plan.lhs_source->shape.dtype() == hlo::DType::kBF16 &&
+                     plan.rhs_source->shape.dtype() == hlo::DType::kBF16;
+    // The input image of one batch element and bk channels, copied when the batch or the
+    // channel block changes; the kernel's [taps, bk, bn] block when bk or bn does.
+    Assignment image(plan.geom.q.size() + 3, -1);
+    image.front() = 0;
+    image.back() = plan.axis_k;
+    std::vector<int64_t> image_block = {1, plan.geom.phases};
+    image_block.insert(image_block.end(), plan.geom.q.begin(), plan.geom.q.end());
+    image_block.push_back(bk);
+    account(image_block, hlo::DTypeByteSize(plan.lhs_source->shape.dtype()), image, false);
+    account({plan.geom.taps, bk, bn}, hlo::DTypeByteSize(plan.rhs_source->shape.dtype()),
+            {-1, plan.axis_k, plan.axis_n}, false);
+  }
   for (const Instruction* v : passed) {
     std::string arg = names.Of(v);
     if (v->opcode == Opcode::kConstant) {
       MK_ASSIGN_OR_RETURN(arg, ArrayConstantExpr(*v));
     }
     if (v->shape.rank() == 0) arg = "jnp.reshape(" + arg + ", (1,))";
+    if (plan.call_layout.count(v)) arg = "jnp.reshape(" + arg + ", " + PyTuple(CallDims(plan, v)) + ")";
     call_args.push_back(arg);
-    const Assignment& a = plan.assign.at(v);
-    in_specs.push_back(BlockSpecFor(v->shape.dims(), a, blocks, na));
-    account(BlockDims(v->shape.dims(), a, blocks), hlo::DTypeByteSize(v->shape.dtype()), a, false);
+    const Assignment& a = CallAssign(plan, v);
+    in_specs.push_back(BlockSpecFor(CallDims(plan, v), a, blocks, na));
+    account(BlockDims(CallDims(plan, v), a, blocks), hlo::DTypeByteSize(v->shape.dtype()), a, false);
   }
   std::vector<std::string> out_specs, out_shapes;
   for (const Instruction* o : plan.call_outputs) {
     MK_ASSIGN_OR_RETURN(std::string t, JnpDType(o->shape.dtype()));
-    const Assignment& a = plan.assign.at(o);
+    const Assignment& a = CallAssign(plan, o);
+    const std::vector<int64_t>& dims = CallDims(plan, o);
     if (o->shape.rank() == 0) {
       out_specs.push_back("pl.BlockSpec((1, 1), lambda " + GridArgs(na) + ": (0, 0))");
       out_shapes.push_back("jax.ShapeDtypeStruct((1, 1), " + t + ")");
     } else {
-      out_specs.push_back(BlockSpecFor(o->shape.dims(), a, blocks, na));
-      out_shapes.push_back("jax.ShapeDtypeStruct(" + PyTuple(o->shape.dims()) + ", " + t + ")");
+      out_specs.push_back(BlockSpecFor(dims, a, blocks, na));
+      out_shapes.push_back("jax.ShapeDtypeStruct(" + PyTuple(dims) + ", " + t + ")");
     }
-    account(BlockDims(o->shape.dims(), a, blocks), hlo::DTypeByteSize(o->shape.dtype()), a, true);
+    account(BlockDims(dims, a, blocks), hlo::DTypeByteSize(o->shape.dtype()), a, true);
   }
   std::vector<std::string> sem;
   for (const auto& ax : plan.axes) sem.push_back(ax.arbitrary ? "\"arbitrary\"" : "\"parallel\"");
@@ -320,6 +366,10 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
   Line(fn, 8, "in_specs=[" + Join(in_specs) + "],");
   Line(fn, 8, "out_specs=[" + Join(out_specs) + "],");
   Line(fn, 8, "out_shape=[" + Join(out_shapes) + "],");
+  if (plan.conv) {
+    Line(fn, 8, "scratch_shapes=[pltpu.VMEM((" + std::to_string(ConvBlockM(plan, blocks)) + ", " +
+                    std::to_string(blocks[static_cast<size_t>(plan.axis_n)]) + "), jnp.float32)],");
+  }
   if (plan.dot) {
     Line(fn, 8, "scratch_shapes=[pltpu.VMEM((" + std::to_string(blocks[static_cast<size_t>(plan.axis_m)]) + ", " +
                     std::to_string(blocks[static_cast<size_t>(plan.axis_n)]) + "), jnp.float32)],");
@@ -332,13 +382,14 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
     const Instruction* o = plan.call_outputs[i];
     std::string e = "outs[" + std::to_string(i) + "]";
     if (o->shape.rank() == 0) e = "jnp.reshape(" + e + ", ())";
+    if (plan.call_layout.count(o)) e = "jnp.reshape(" + e + ", " + PyTuple(o->shape.dims()) + ")";
     Line(fn, 4, names.Of(o) + " = " + e);
   }
   std::vector<std::string> outs;
   for (const Instruction* o : k.outputs) outs.push_back(names.Of(o));
   Line(fn, 4, "return " + TupleOf(outs));
 
-  const int64_t nk = plan.dot ? steps[static_cast<size_t>(plan.axis_k)] : 1;
+  const int64_t nk = mxu ? steps[static_cast<size_t>(plan.axis_k)] : 1;
   shape.vpu_flops_per_step = vpu_flops / nk;
   shape.transcendentals_per_step = transcendentals / nk;
   shape.in_bytes_per_step = in_bytes / std::max<int64_t>(1, shape.grid_steps);
@@ -366,7 +417,10 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
            {"ops_in_pallas", ops_in_pallas},
            {"ops_in_glue", glue_ops},
            {"tpu_kernel_shape", target::ToJson(shape)}};
-  if (!glue_ops.empty()) t.map["glue_reason"] = "operand producers of the dot, computed before the call";
+  if (!glue_ops.empty()) {
+    t.map["glue_reason"] = std::string("operand producers of the ") + (plan.conv ? "convolution" : "dot") +
+                           ", computed before the call";
+  }
   return t;
 }
 

@@ -82,6 +82,114 @@ TEST(PallasEmitterTest, DotWithBiasGeluEpilogueMatchesTheInterpreter) {
   EXPECT_NE(run.source.find("pltpu.VMEM((64, 128), jnp.float32)"), std::string::npos);
 }
 
+// Grouped-query attention as JAX writes it: scores k.q with the query heads split into
+// (kv head, group), so the rhs has two free dims (t, g) merged into one N; and the context
+// v.p whose rhs has (g, t). Scaled scores and the context both run in a pallas_call.
+constexpr char kGqaDots[] = R"(
+HloModule gqa
+ENTRY main {
+  k = bf16[1,128,2,32] parameter(0)
+  q = bf16[1,128,2,4,32] parameter(1)
+  v = bf16[1,128,2,32] parameter(2)
+  p = bf16[1,2,4,128,128] parameter(3)
+  s = f32[1,2,128,128,4] dot(k, q), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={4}
+  c = f32[] constant(0.125)
+  cb = f32[1,2,128,128,4] broadcast(c), dimensions={}
+  scaled = f32[1,2,128,128,4] multiply(s, cb)
+  ctx = f32[1,2,32,4,128] dot(v, p), lhs_batch_dims={0,2}, lhs_contracting_dims={1}, rhs_batch_dims={0,1}, rhs_contracting_dims={4}
+  ROOT out = (f32[1,2,128,128,4], f32[1,2,32,4,128]) tuple(scaled, ctx)
+}
+)";
+
+TEST(PallasEmitterTest, DotsWithSeveralNSideDimsMatchTheInterpreter) {
+  MK_SKIP_WITHOUT_JAX();
+  auto m = Parse(kGqaDots);
+  ASSERT_NE(m, nullptr);
+  auto run = EmitAndRun(*m, 31);
+  ASSERT_TRUE(run.report.value("ok", false)) << run.report.dump() << "\n" << run.source;
+  EXPECT_TRUE(cpu::testing::OutputsNear(run.outputs, run.expected, 1e-3));
+  EXPECT_TRUE(KernelsRunning(run.kernel_map, "glue").empty()) << run.kernel_map.dump(2);
+  auto pallas = KernelsRunning(run.kernel_map, "pallas");
+  ASSERT_EQ(pallas.size(), 2u) << run.kernel_map.dump(2);
+  // Scores: batch (1, 2), M = s = 128, N = t x g = 512 whole, K = 32.
+  EXPECT_EQ(pallas[0].at("grid"), nlohmann::json({1, 2, 1, 1, 1})) << pallas[0].dump(2);
+  EXPECT_EQ(pallas[0].at("tpu_kernel_shape").at("mxu").at("n"), 512);
+  // Context: M = d = 32 whole, N = g x t = 512, K = s = 128.
+  EXPECT_EQ(pallas[1].at("grid"), nlohmann::json({1, 2, 1, 1, 1})) << pallas[1].dump(2);
+  EXPECT_EQ(pallas[1].at("tpu_kernel_shape").at("mxu").at("k"), 128);
+}
+
+// A batched matmul masked per (batch, row): the mask's batch dim, a grid axis of block 1, is
+// its second-to-last, so it is passed as [15, 1, 16] (a block of (1, 1, bm) is tile-legal).
+constexpr char kMaskedBmm[] = R"(
+HloModule masked_bmm
+ENTRY main {
+  a = f32[15,16,128] parameter(0)
+  b = f32[15,128,256] parameter(1)
+  m = pred[15,16] parameter(2)
+  d = f32[15,16,256] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  mb = pred[15,16,256] broadcast(m), dimensions={0,1}
+  z = f32[] constant(0)
+  zb = f32[15,16,256] broadcast(z), dimensions={}
+  ROOT out = f32[15,16,256] select(mb, d, zb)
+}
+)";
+
+TEST(PallasEmitterTest, ABatchBlockOfOneInAnInputsLastTwoDimsIsMovedOutOfThem) {
+  MK_SKIP_WITHOUT_JAX();
+  auto m = Parse(kMaskedBmm);
+  ASSERT_NE(m, nullptr);
+  auto run = EmitAndRun(*m, 37, {{"bn", 256}});
+  ASSERT_TRUE(run.report.value("ok", false)) << run.report.dump() << "\n" << run.source;
+  EXPECT_TRUE(cpu::testing::OutputsNear(run.outputs, run.expected, 1e-4));
+  auto pallas = KernelsRunning(run.kernel_map, "pallas");
+  ASSERT_EQ(pallas.size(), 1u) << run.kernel_map.dump(2);
+  EXPECT_EQ(pallas[0].at("grid"), nlohmann::json({15, 1, 1, 1}));
+  EXPECT_NE(run.source.find(", (15, 1, 16))"), std::string::npos) << run.source;
+  EXPECT_NE(run.source.find("pl.BlockSpec((1, 1, 16), lambda g0, g1, g2, g3: (g0, 0, g1))"), std::string::npos)
+      << run.source;
+}
+
+// A matmul whose epilogue centres each group of 64 columns (a group norm's first half): the
+// output is the dot's result reshaped to [rows, groups, 64], blocked by rows with N whole.
+constexpr char kGemmGroupCentre[] = R"(
+HloModule gemm_group_centre
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[64,256] parameter(0)
+  w = f32[256,512] parameter(1)
+  d = f32[64,512] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  r = f32[64,8,64] reshape(d)
+  z = f32[] constant(0)
+  s = f32[64,8] reduce(r, z), dimensions={2}, to_apply=add
+  n = f32[] constant(0.015625)
+  nb = f32[64,8] broadcast(n), dimensions={}
+  mean = f32[64,8] multiply(s, nb)
+  mb = f32[64,8,64] broadcast(mean), dimensions={0,1}
+  ROOT out = f32[64,8,64] subtract(r, mb)
+}
+)";
+
+TEST(PallasEmitterTest, AContractionOutputReshapedByRowsMatchesTheInterpreter) {
+  MK_SKIP_WITHOUT_JAX();
+  auto m = Parse(kGemmGroupCentre);
+  ASSERT_NE(m, nullptr);
+  auto run = EmitAndRun(*m, 41, {{"bm", 32}, {"bk", 128}});
+  ASSERT_TRUE(run.report.value("ok", false)) << run.report.dump() << "\n" << run.source;
+  EXPECT_TRUE(cpu::testing::OutputsNear(run.outputs, run.expected, 1e-4));
+  auto pallas = KernelsRunning(run.kernel_map, "pallas");
+  ASSERT_EQ(pallas.size(), 1u) << run.kernel_map.dump(2);
+  EXPECT_EQ(pallas[0].at("grid"), nlohmann::json({2, 1, 2}));
+  EXPECT_EQ(pallas[0].at("blocks").at("bn"), 512);
+  bool reduce_inside = false;
+  for (const auto& op : pallas[0].at("ops_in_pallas")) reduce_inside |= op == "s";
+  EXPECT_TRUE(reduce_inside) << pallas[0].dump(2);
+}
+
 constexpr char kSoftmax[] = R"(
 HloModule softmax
 max {
@@ -195,7 +303,7 @@ TEST(PallasEmitterTest, ElementwiseChainWithARowIotaMatchesTheInterpreter) {
   EXPECT_EQ(pallas[0].at("grid"), nlohmann::json({4}));
 }
 
-// A convolution (glue: no implicit GEMM yet) beside a dot of bf16 weights widened to f32 (the
+// A grouped convolution (glue: not one implicit GEMM) beside a dot of bf16 weights widened to f32 (the
 // convert runs on each block in the body) whose rows are then summed.
 constexpr char kMixed[] = R"(
 HloModule mixed
@@ -206,11 +314,11 @@ add {
 }
 ENTRY main {
   img = f32[1,8,8,4] parameter(0)
-  fil = f32[3,3,4,8] parameter(1)
+  fil = f32[3,3,2,8] parameter(1)
   a = f32[16,128] parameter(2)
   b = bf16[128,128] parameter(3)
   bf = f32[128,128] convert(b)
-  conv = f32[1,8,8,8] convolution(img, fil), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  conv = f32[1,8,8,8] convolution(img, fil), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=2
   d = f32[16,128] dot(a, bf), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   zero = f32[] constant(0)
   rows = f32[16] reduce(d, zero), dimensions={1}, to_apply=add
@@ -227,7 +335,8 @@ TEST(PallasEmitterTest, ModuleMixingPallasKernelsAndGlueMatchesTheInterpreter) {
   EXPECT_TRUE(cpu::testing::OutputsNear(run.outputs, run.expected, 1e-4));
   auto glue = KernelsRunning(run.kernel_map, "glue");
   ASSERT_EQ(glue.size(), 1u) << run.kernel_map.dump(2);
-  EXPECT_NE(glue[0].at("reason").get<std::string>().find("convolution"), std::string::npos);
+  EXPECT_NE(glue[0].at("reason").get<std::string>().find("feature_group_count=2"), std::string::npos)
+      << glue[0].dump();
   bool convert_fused = false;
   for (const auto& k : KernelsRunning(run.kernel_map, "pallas")) {
     for (const auto& op : k.at("ops_in_pallas")) convert_fused |= op == "bf";

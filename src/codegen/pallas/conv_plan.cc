@@ -1,0 +1,158 @@
+#include "codegen/pallas/conv_plan.h"
+
+#include <algorithm>
+
+namespace mk::codegen::pallas {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+namespace {
+
+std::string ConvName(const Instruction& c) { return "convolution %" + c.name; }
+
+}  // namespace
+
+BlockPlan ConvolutionPlan(const analysis::Kernel& kernel) {
+  const Instruction* conv = kernel.hero;
+  if (!conv->conv_dims || !conv->window) return Glue(ConvName(*conv) + " without dim_labels or window");
+  if (conv->feature_group_count != 1) {
+    return Glue(ConvName(*conv) + " has feature_group_count=" + std::to_string(conv->feature_group_count) +
+                " (grouped or depthwise): not an implicit GEMM here yet");
+  }
+  if (conv->batch_group_count != 1) {
+    return Glue(ConvName(*conv) + " has batch_group_count=" + std::to_string(conv->batch_group_count) +
+                " (a weight gradient): not an implicit GEMM here yet");
+  }
+  const hlo::DType acc_ok[] = {hlo::DType::kBF16, hlo::DType::kF16, hlo::DType::kF32};
+  if (std::find(std::begin(acc_ok), std::end(acc_ok), conv->shape.dtype()) == std::end(acc_ok)) {
+    return Glue(ConvName(*conv) + " of " + std::string(hlo::DTypeName(conv->shape.dtype())) +
+                ": only bf16/f16/f32 convolutions run on the MXU here");
+  }
+  const auto& cd = *conv->conv_dims;
+  const auto& win = *conv->window;
+  const size_t ns = cd.input_spatial.size();
+  if (ns == 0 || win.size() != ns) return Glue(ConvName(*conv) + " has no spatial dimensions");
+  for (const auto& w : win) {
+    if (w.reversal) return Glue(ConvName(*conv) + " reverses its window: not emitted yet");
+    if (w.stride < 1 || w.lhs_dilation < 1 || w.rhs_dilation < 1 || w.size < 1) {
+      return Glue(ConvName(*conv) + " has a window stride, dilation or size below 1");
+    }
+  }
+  const Instruction* in = conv->operands[0];
+  const Instruction* ker = conv->operands[1];
+  BlockPlan plan;
+  plan.pallas = true;
+  plan.conv = conv;
+  ConvGeometry& g = plan.geom;
+  g.batch = in->shape.dim(cd.input_batch);
+  g.in_features = in->shape.dim(cd.input_feature);
+  g.out_features = conv->shape.dim(cd.output_feature);
+  g.in_perm.push_back(cd.input_batch);
+  g.in_perm.insert(g.in_perm.end(), cd.input_spatial.begin(), cd.input_spatial.end());
+  g.in_perm.push_back(cd.input_feature);
+  g.kernel_perm = cd.kernel_spatial;
+  g.kernel_perm.push_back(cd.kernel_input_feature);
+  g.kernel_perm.push_back(cd.kernel_output_feature);
+  for (size_t i = 0; i < ns; ++i) {
+    const auto& w = win[i];
+    const int64_t o = conv->shape.dim(cd.output_spatial[i]);
+    // Output position o, tap t reads padded element o*s + t*d = (o + q)*s + p with
+    // p = t*d % s, q = t*d / s: phase p, position o + q. So a phase needs O + q_max positions,
+    // and the padded dim is padded (or cut) to exactly that many times the stride.
+    const int64_t dilated = (in->shape.dim(cd.input_spatial[i]) - 1) * w.lhs_dilation + 1;
+    const int64_t padded = dilated + w.pad_low + w.pad_high;
+    const int64_t q = o + (w.size - 1) * w.rhs_dilation / w.stride;
+    if (o < 1 || padded < 1) return Glue(ConvName(*conv) + " has an empty spatial dimension");
+    g.out_spatial.push_back(o);
+    g.q.push_back(q);
+    g.stride.push_back(w.stride);
+    g.dilation.push_back(w.rhs_dilation);
+    g.window.push_back(w.size);
+    g.pad_low.push_back(w.pad_low);
+    g.pad_high.push_back(w.pad_high + q * w.stride - padded);
+    g.interior.push_back(w.lhs_dilation - 1);
+    g.phases *= w.stride;
+    g.taps *= w.size;
+    if (ker->shape.dim(cd.kernel_spatial[i]) != w.size) {
+      return Glue(ConvName(*conv) + ": its kernel's spatial dims do not match its window");
+    }
+  }
+  // The result block [1, rows, other spatial.., bn] in canonical order, transposed to the
+  // result's dim order.
+  g.out_perm.assign(static_cast<size_t>(conv->shape.rank()), 0);
+  g.out_perm[static_cast<size_t>(cd.output_batch)] = 0;
+  for (size_t i = 0; i < ns; ++i) g.out_perm[static_cast<size_t>(cd.output_spatial[i])] = static_cast<int64_t>(1 + i);
+  g.out_perm[static_cast<size_t>(cd.output_feature)] = static_cast<int64_t>(1 + ns);
+
+  plan.axes.push_back({"", g.batch, 1, false});
+  plan.axis_m = 1;
+  plan.axes.push_back({"block_rows", g.out_spatial[0], 1, false});
+  plan.axis_n = 2;
+  plan.axes.push_back({"bn", g.out_features, 1, false});
+  plan.axis_k = 3;
+  plan.axes.push_back({"bk", g.in_features, 1, true});
+  Assignment a_conv(static_cast<size_t>(conv->shape.rank()), -1);
+  a_conv[static_cast<size_t>(cd.output_batch)] = 0;
+  a_conv[static_cast<size_t>(cd.output_spatial[0])] = plan.axis_m;
+  a_conv[static_cast<size_t>(cd.output_feature)] = plan.axis_n;
+
+  // The operands' producers the plan fused run in glue before the call; the rest is the
+  // epilogue, computed on each output block at the last C_in step.
+  std::set<const Instruction*> members(kernel.instructions.begin(), kernel.instructions.end());
+  plan.lhs_source = in;
+  plan.rhs_source = ker;
+  std::set<const Instruction*> before = Ancestors(in, members);
+  for (const Instruction* i : Ancestors(ker, members)) before.insert(i);
+  std::set<const Instruction*> in_body;
+  for (const Instruction* i : kernel.instructions) {
+    if (before.count(i)) {
+      plan.glue_before.push_back(i);
+      continue;
+    }
+    if (i != conv && !BodyOp(*i)) {
+      return Glue("op " + std::string(hlo::OpcodeName(i->opcode)) + " %" + i->name +
+                  " in the convolution's epilogue has no form inside a pallas_call yet");
+    }
+    if (IsArrayConstant(*i)) continue;
+    plan.body.push_back(i);
+    in_body.insert(i);
+  }
+  for (const Instruction* o : kernel.outputs) {
+    if (before.count(o)) continue;
+    if (!o->shape.is_array() || o->shape.dims() != conv->shape.dims()) {
+      return Glue("output %" + o->name + " of the convolution is not shaped like its result");
+    }
+    plan.assign[o] = a_conv;
+    plan.call_outputs.push_back(o);
+  }
+  if (std::string c = Propagate(plan, in_body); !c.empty()) return Glue(c);
+  auto it = plan.assign.find(conv);
+  if (it == plan.assign.end() || it->second != a_conv) {
+    return Glue("the epilogue needs the convolution's result as a different block");
+  }
+  if (std::string c = Align(plan); !c.empty()) return Glue(c);
+  if (std::string c = CheckOutputsCoverAxes(plan); !c.empty()) return Glue(c);
+  return plan;
+}
+
+int64_t ConvBlockM(const BlockPlan& plan, const std::vector<int64_t>& blocks) {
+  int64_t m = blocks[static_cast<size_t>(plan.axis_m)];
+  for (size_t i = 1; i < plan.geom.out_spatial.size(); ++i) m *= plan.geom.out_spatial[i];
+  return m;
+}
+
+int64_t ConvVmemBytes(const BlockPlan& plan, const std::vector<int64_t>& blocks) {
+  const ConvGeometry& g = plan.geom;
+  const int64_t bn = blocks[static_cast<size_t>(plan.axis_n)];
+  const int64_t bk = blocks[static_cast<size_t>(plan.axis_k)];
+  std::vector<int64_t> image = {g.phases};
+  image.insert(image.end(), g.q.begin(), g.q.end());
+  image.push_back(bk);
+  int64_t total = 2 * TiledBytes(image, hlo::DTypeByteSize(plan.lhs_source->shape.dtype()));
+  total += 2 * TiledBytes({g.taps, bk, bn}, hlo::DTypeByteSize(plan.rhs_source->shape.dtype()));
+  total += TiledBytes({ConvBlockM(plan, blocks), bn}, 4);
+  return total;
+}
+
+}  // namespace mk::codegen::pallas
