@@ -1,8 +1,10 @@
 #include "agents/tpu_runner.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 
@@ -49,15 +51,53 @@ Status WriteText(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
-// The bridge's JSON answer, or an error carrying what it printed.
-Result<json> BridgeJson(const std::vector<std::string>& args, double timeout_s, const std::string& what) {
-  MK_ASSIGN_OR_RETURN(ProcessResult r, task::RunBridge(args, timeout_s));
+// The bridge's JSON answer from a finished run, or an error carrying what it printed.
+Result<json> BridgeAnswer(const ProcessResult& r, double timeout_s, const std::string& what) {
   if (r.timed_out) return Status(ErrorCode::kInternal, what + " timed out after " + std::to_string(static_cast<int>(timeout_s)) + " s");
   if (r.exit_code != 0) return task::BridgeFailure(r, what);
   json j = json::parse(r.out, nullptr, false);
   if (!j.is_object()) return Internal(what + " printed no JSON: " + r.out.substr(0, 300));
   return j;
 }
+
+Result<json> BridgeJson(const std::vector<std::string>& args, double timeout_s, const std::string& what) {
+  MK_ASSIGN_OR_RETURN(ProcessResult r, task::RunBridge(args, timeout_s));
+  return BridgeAnswer(r, timeout_s, what);
+}
+
+std::string SignalName(int sig) {
+  const char* name = sigabbrev_np(sig);
+  return "signal " + std::to_string(sig) + (name ? std::string(" SIG") + name : std::string());
+}
+
+}  // namespace
+
+std::string CompilerCrashSummary(const std::string& text, size_t n) {
+  std::vector<std::string> lines, fatal;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    const bool glog_fatal = line.size() > 5 && line[0] == 'F' && isdigit(static_cast<unsigned char>(line[1])) &&
+                            isdigit(static_cast<unsigned char>(line[4]));
+    // (glog prints a fatal line twice: to the log and to stderr.)
+    const bool again = !fatal.empty() && fatal.back() == line;
+    if ((glog_fatal || line.find("Check failed") != std::string::npos) && !again) fatal.push_back(line);
+    if (line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(std::move(line));
+    start = end + 1;
+  }
+  if (!fatal.empty()) lines = std::move(fatal);
+  if (lines.empty()) return "";
+  std::string out = ": ";
+  for (size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i) {
+    if (out.size() > 2) out += " | ";
+    out += lines[i].substr(0, 400);
+  }
+  return out;
+}
+
+namespace {
 
 Result<target::TpuKernelShape> ShapeFromJson(const json& j) {
   try {
@@ -174,8 +214,23 @@ Result<BuildOutcome> TpuRunner::Build(const codegen::Implementation& impl) {
   const std::string path = dir.path() + "/kernel.py";
   MK_RETURN_IF_ERROR(WriteText(path, source));
   const std::string generation = tpu_.name.rfind("tpu-", 0) == 0 ? tpu_.name.substr(4) : tpu_.name;
-  Result<json> j = BridgeJson({"pallas-compile", "--module", path, "--generation", generation,
-                               "--json"}, 600, "compiling for " + tpu_.name);
+  const std::vector<std::string> args = {"pallas-compile", "--module", path, "--generation",
+                                         generation, "--json"};
+  MK_ASSIGN_OR_RETURN(ProcessResult run, task::RunBridge(args, 600));
+  if (run.signaled) {
+    // The compiler died on this module (a failed CHECK in Mosaic or XLA:TPU aborts the process):
+    // the module's failure, with what the compiler said last and how to reproduce it. A bridge
+    // that cannot start at all stays an environment error (below).
+    BuildOutcome b;
+    b.ok = false;
+    b.message = "the TPU compiler (libtpu, compile-only, " + tpu_.name + ") crashed on this module (" +
+                SignalName(run.term_signal) + ")" + CompilerCrashSummary(run.err, 6) +
+                "; reproduce with the module saved as kernel.py: python3 -m maxkernel_jax "
+                "pallas-compile --module kernel.py --generation " + generation;
+    last_compile_ = {{"ok", false}, {"error", {{"kind", "compiler_crash"}, {"message", b.message}}}};
+    return b;
+  }
+  Result<json> j = BridgeAnswer(run, 600, "compiling for " + tpu_.name);
   if (!j.ok()) {
     // No libtpu, or a bridge that cannot start: the toolchain, not the kernel.
     return EnvironmentError(j.status().message());

@@ -39,6 +39,11 @@ nlohmann::json ToJson(const TpuModelledTime& t);
 Result<TpuModelledTime> ModelTpuImplementation(const codegen::Implementation& impl,
                                                const target::Target& tpu);
 
+// What a crashed TPU compiler printed, for a diagnosis: its fatal log lines (glog's "F1207 ...",
+// a failed CHECK) when there are any, else its last `lines` non-empty lines; joined by " | "
+// after ": ", or "" when it printed nothing.
+std::string CompilerCrashSummary(const std::string& stderr_text, size_t lines);
+
 // The source file `name` of an implementation ("kernel.py", "kernel_map.json").
 Result<std::string> SourceNamed(const codegen::Implementation& impl, const std::string& name);
 

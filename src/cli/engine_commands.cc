@@ -70,7 +70,49 @@ struct CompileOptions {
   bool json = false;
 };
 
+// `compile --target tpu-*`: the Pallas module of the planner's initial candidate (kernel.py, its
+// kernel map, the plan), then libtpu's compile-only build of it for that generation.
+Result<int> RunTpuCompile(const CompileOptions& o, target::Target tpu) {
+  MK_ASSIGN_OR_RETURN(CompileInput input, LoadCompileInput(o.input));
+  agents::TpuRunner runner(std::move(tpu));
+  Result<codegen::Implementation> impl = runner.Lower(*input.module);
+  if (!impl.ok()) return impl.status();
+  std::vector<OutputFile> out;
+  nlohmann::json files;
+  for (const codegen::SourceFile& f : impl->sources) {
+    out.push_back({(fs::path(o.out) / f.name).string(), f.text});
+    files[f.name] = out.back().path;
+  }
+  std::error_code ec;
+  fs::create_directories(o.out, ec);
+  if (ec || !fs::is_directory(o.out, ec)) {
+    return Status(ErrorCode::kIo, "cannot create output directory", SourceLoc{o.out, 0, 0});
+  }
+  MK_RETURN_IF_ERROR(WriteFilesAtomically(out));
+  MK_ASSIGN_OR_RETURN(agents::BuildOutcome built, runner.Build(*impl));
+  if (o.json) {
+    nlohmann::json j = {{"files", files},
+                        {"name", input.name},
+                        {"target", o.target},
+                        {"implementation_hash", impl->hash},
+                        {"compiled", built.ok},
+                        {"compile", runner.last_compile()}};
+    if (!built.ok) j["error"] = built.message;
+    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    for (const auto& f : out) std::cout << "wrote " << f.path << "\n";
+    std::cout << "compiled for " << o.target << " by libtpu (compile-only): "
+              << (built.ok ? "ok" : "refused") << "\n";
+    if (!built.ok) std::cerr << built.message << std::endl;
+  }
+  return built.ok ? kExitOk : kExitFailed;
+}
+
 Result<int> RunCompile(const CompileOptions& o) {
+  if (o.target != "cpu") {
+    MK_ASSIGN_OR_RETURN(target::Target t, target::TargetByName(o.target));
+    if (t.kind == target::TargetKind::kTpu) return RunTpuCompile(o, std::move(t));
+  }
   MK_RETURN_IF_ERROR(CheckTarget(o.target));
   MK_ASSIGN_OR_RETURN(CompileInput input, LoadCompileInput(o.input));
   agents::CpuEngine engine;
@@ -240,7 +282,10 @@ void RegisterEngineCommands(CLI::App& app, CommandResult& result) {
   CLI::App* compile = app.add_subcommand(
       "compile", "Generate and compile a kernel library (source, .so, C header, example, plan)");
   compile->add_option("input", c->input, "Task directory or HLO module file")->required();
-  compile->add_option("--target", c->target, "Target to generate for (cpu)");
+  compile->add_option("--target", c->target,
+                      "Target to generate for: cpu (source, library, header, example, plan), or "
+                      "tpu-v4|v5e|v5p|v6e|7x (kernel.py, kernel_map.json; compiled by libtpu, "
+                      "compile-only: exit 1 when it refuses)");
   compile->add_option("-o,--out", c->out, "Output directory (created)")->required();
   compile->add_flag("--json", c->json, "Print the written paths and hashes as JSON");
   compile->callback([c, &result] { RunCommand(result, [&] { return RunCompile(*c); }); });
