@@ -1,0 +1,45 @@
+"""One ci task per Pallas family, checked for TPU v5e (issue 31: "CI checks one task per family
+with one seed, in at most 5 minutes"): `maxkernel check TASK --target tpu-v5e --seeds 1` runs the
+emitted module in TPU interpret mode (race detection on two simulated cores) against the
+reference interpreter, and libtpu compiles it compile-only for v5e. Each task's compute-heavy
+operations must run inside a pallas_call. The norm family (12p) is covered end to end by
+test_tpu_pipeline.py; the whole 50-task sweep is `maxkernel bench --suite tpu`, not a test."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import SUITE_DIR
+from maxkernel_jax.tpu_xla import libtpu_available
+
+pytestmark = pytest.mark.skipif(not libtpu_available(),
+                                reason="libtpu is not installed (scripts/setup.sh installs it)")
+
+# (task, what its heavy operation is, an instruction name prefix that must run in a pallas_call)
+FAMILIES = [
+    ("41k", "GEMM with a bias + ReLU epilogue", "dot"),
+    ("18k", "2-D convolution as an implicit GEMM", "conv"),
+    ("1p", "causal multi-head attention", "dot"),
+]
+
+
+@pytest.mark.parametrize("task,family,heavy", FAMILIES, ids=[f[0] for f in FAMILIES])
+def test_a_task_per_family_checks_and_compiles_for_v5e(mk_bin, tmp_path, task, family, heavy):
+    env = dict(os.environ, MAXKERNEL_HOME=str(tmp_path), MAXKERNEL_PYTHON=sys.executable)
+    r = subprocess.run([mk_bin, "check", os.path.join(SUITE_DIR, task, "ci"), "--target", "tpu-v5e",
+                        "--seeds", "1", "--json"], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.stdout, r.stderr[-3000:]
+    report = json.loads(r.stdout)
+    assert report.get("status") == "passed", (family, json.dumps(report)[:3000])
+    assert r.returncode == 0
+    tpu = report["tpu"]
+    assert tpu["compile"]["ok"] is True, tpu["compile"]
+    kernels = tpu["model"]["kernels"]
+    in_pallas = [op for k in kernels if k["runs"] != "glue" for op in k["ops_in_pallas"]]
+    assert any(op.startswith(heavy) for op in in_pallas), (family, kernels)
+    in_glue = [op for k in kernels for op in k["ops_in_glue"]]
+    assert not any(op.startswith(heavy) for op in in_glue), (family, in_glue)
