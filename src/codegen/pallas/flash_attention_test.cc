@@ -1,0 +1,386 @@
+// Flash attention: the matcher on the suite's attention tasks (1p MHA causal, 2p/4p GQA causal,
+// 5p causal with a per-head bias) and on chains it must refuse; the emitted pallas_call run in TPU
+// interpret mode against the reference interpreter (non-causal, causal over several kv blocks,
+// GQA), and what the kernel map and the performance model see.
+#include "codegen/pallas/flash_attention.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "codegen/pallas/pallas_test_util.h"
+#include "hlo/call_inliner.h"
+#include "target/tpu_perf_model.h"
+
+namespace mk::codegen::pallas {
+namespace {
+
+using testing::EmitAndRun;
+using testing::JaxMissing;
+using testing::KernelsRunning;
+using testing::Parse;
+
+#define MK_SKIP_WITHOUT_JAX()                           \
+  do {                                                  \
+    if (std::string why = JaxMissing(); !why.empty()) { \
+      GTEST_SKIP() << why;                              \
+    }                                                   \
+  } while (0)
+
+// The kernel map's flash-attention entries.
+std::vector<nlohmann::json> AttentionKernels(const nlohmann::json& map) {
+  std::vector<nlohmann::json> out;
+  for (const auto& k : map.at("kernels")) {
+    if (k.at("family") == "attention") out.push_back(k);
+  }
+  return out;
+}
+
+std::unique_ptr<hlo::Module> SuiteTask(const std::string& id) {
+  const auto path = std::filesystem::path(MK_SOURCE_DIR) / "bench" / "jaxbench" / id / "ci" / "module.hlo";
+  auto parsed = hlo::ParseModuleFile(path.string());
+  EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+  if (!parsed.ok()) return nullptr;
+  auto m = hlo::InlineCalls(**parsed);
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+struct SuiteCase {
+  const char* id;
+  int64_t nb, g, sq, sk, d;
+  bool bias;
+};
+
+TEST(FlashAttentionTest, MatchesTheSuitesAttentionTasks) {
+  // 1p: MHA (B=1, H=4) causal; 2p: GQA 16 query heads on 1 kv head; 4p: GQA 8 on 1; 5p: MHA
+  // causal with a per-head bias added to the scores.
+  const SuiteCase cases[] = {{"1p", 4, 1, 128, 128, 64, false},
+                             {"2p", 1, 16, 128, 128, 32, false},
+                             {"4p", 1, 8, 128, 128, 64, false},
+                             {"5p", 4, 1, 128, 128, 64, true}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.id);
+    auto m = SuiteTask(c.id);
+    ASSERT_NE(m, nullptr);
+    auto plan = analysis::PlanFusion(*m);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    AttentionScan scan = FindAttention(*plan);
+    ASSERT_EQ(scan.found.size(), 1u) << ::testing::PrintToString(scan.refused) << "\n" << plan->Summary();
+    const AttentionMatch& a = scan.found[0].match;
+    EXPECT_EQ(a.nb, c.nb);
+    EXPECT_EQ(a.g, c.g);
+    EXPECT_EQ(a.sq, c.sq);
+    EXPECT_EQ(a.sk, c.sk);
+    EXPECT_EQ(a.d, c.d);
+    EXPECT_EQ(a.dv, c.d);
+    ASSERT_TRUE(a.causal.has_value());  // jnp.tril-style `k <= q`
+    EXPECT_EQ(a.causal->offset, 0);
+    EXPECT_TRUE(a.q->name == "q.1" || a.q->name == "reshape.2") << a.q->name;
+    EXPECT_EQ(a.k->name, "k.1");
+    EXPECT_EQ(a.v->name, "v.1");
+    int arrays = 0, masks = 0;
+    for (const auto& st : a.score) {
+      for (auto s : st.sides) {
+        arrays += s == ScoreStep::Side::kArray;
+        masks += s == ScoreStep::Side::kMask;
+      }
+    }
+    EXPECT_EQ(arrays, c.bias ? 1 : 0);
+    EXPECT_EQ(masks, 1);
+    // It replaces at least the q.k and p.v kernels and the softmax between them.
+    EXPECT_GE(scan.found[0].kernels.size(), 2u) << plan->Summary();
+    ASSERT_EQ(scan.found[0].outputs.size(), 1u);
+  }
+}
+
+// The softmax reduces over the query dim (2), not the key dim the p.v dot contracts (3).
+constexpr char kWrongAxis[] = R"(
+HloModule wrong_axis
+max_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  q = bf16[1,2,128,64] parameter(0)
+  k = bf16[1,2,128,64] parameter(1)
+  v = bf16[1,2,128,64] parameter(2)
+  s = f32[1,2,128,128] dot(q, k), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}
+  ninf = f32[] constant(-inf)
+  mx = f32[1,2,128] reduce(s, ninf), dimensions={2}, to_apply=max_f32
+  mxb = f32[1,2,128,128] broadcast(mx), dimensions={0,1,3}
+  x = f32[1,2,128,128] subtract(s, mxb)
+  e = f32[1,2,128,128] exponential(x)
+  zero = f32[] constant(0)
+  sm = f32[1,2,128] reduce(e, zero), dimensions={2}, to_apply=add_f32
+  smb = f32[1,2,128,128] broadcast(sm), dimensions={0,1,3}
+  p = f32[1,2,128,128] divide(e, smb)
+  pb = bf16[1,2,128,128] convert(p)
+  ROOT o = f32[1,2,128,64] dot(pb, v), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,1}, rhs_contracting_dims={2}
+}
+)";
+
+TEST(FlashAttentionTest, RefusesASoftmaxOverTheWrongAxisWithTheReason) {
+  auto m = Parse(kWrongAxis);
+  ASSERT_NE(m, nullptr);
+  auto plan = analysis::PlanFusion(*m);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  AttentionScan scan = FindAttention(*plan);
+  EXPECT_TRUE(scan.found.empty());
+  ASSERT_EQ(scan.refused.size(), 1u);
+  EXPECT_NE(scan.refused[0].find("%o: "), std::string::npos) << scan.refused[0];
+  EXPECT_NE(scan.refused[0].find("key dim"), std::string::npos) << scan.refused[0];
+  // And the emitter still emits it, unfused, saying why in the kernel map.
+  const auto t = testing::TpuV5e();
+  auto impl = PallasEmitter().Emit(*plan, testing::CandidateFor(*plan, t), t);
+  ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+  const auto map = nlohmann::json::parse(impl->sources[1].text);
+  EXPECT_EQ(map.at("attention_refused").size(), 1u);
+  for (const auto& k : map.at("kernels")) EXPECT_NE(k.at("family"), "attention");
+}
+
+// Non-causal attention, B=1, H=2, Sq=128, Sk=256 (two kv blocks of 128), scaled scores.
+constexpr char kPlain[] = R"(
+HloModule plain_attention
+max_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  q = bf16[1,128,2,64] parameter(0)
+  k = bf16[1,256,2,64] parameter(1)
+  v = bf16[1,256,2,64] parameter(2)
+  s0 = f32[1,2,128,256] dot(q, k), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}
+  c = f32[] constant(0.125)
+  cb = f32[1,2,128,256] broadcast(c), dimensions={}
+  s = f32[1,2,128,256] multiply(s0, cb)
+  ninf = f32[] constant(-inf)
+  mx = f32[1,2,128] reduce(s, ninf), dimensions={3}, to_apply=max_f32
+  mxb = f32[1,2,128,256] broadcast(mx), dimensions={0,1,2}
+  x = f32[1,2,128,256] subtract(s, mxb)
+  e = f32[1,2,128,256] exponential(x)
+  zero = f32[] constant(0)
+  sm = f32[1,2,128] reduce(e, zero), dimensions={3}, to_apply=add_f32
+  smb = f32[1,2,128,256] broadcast(sm), dimensions={0,1,2}
+  p = f32[1,2,128,256] divide(e, smb)
+  pb = bf16[1,2,128,256] convert(p)
+  o = f32[1,2,128,64] dot(pb, v), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={1}
+  t = f32[1,128,2,64] transpose(o), dimensions={0,2,1,3}
+  ROOT out = bf16[1,128,2,64] convert(t)
+}
+)";
+
+TEST(FlashAttentionTest, PlainAttentionMatchesTheInterpreter) {
+  MK_SKIP_WITHOUT_JAX();
+  auto m = Parse(kPlain);
+  ASSERT_NE(m, nullptr);
+  auto run = EmitAndRun(*m, 3, {{"bq", 64}, {"bkv", 128}});
+  ASSERT_TRUE(run.report.value("ok", false)) << run.report.dump() << "\n" << run.source;
+  EXPECT_TRUE(run.report.at("races").empty());
+  EXPECT_TRUE(cpu::testing::OutputsNear(run.outputs, run.expected, 2e-2));
+  auto pallas = AttentionKernels(run.kernel_map);
+  ASSERT_EQ(pallas.size(), 1u) << run.kernel_map.dump(2);
+  EXPECT_EQ(pallas[0].at("runs"), "pallas");
+  EXPECT_EQ(pallas[0].at("family"), "attention");
+  EXPECT_EQ(pallas[0].at("grid"), nlohmann::json({2, 2, 2}));
+  EXPECT_EQ(pallas[0].at("skipped_blocks"), 0);
+  EXPECT_TRUE(pallas[0].at("causal").is_null());
+  EXPECT_TRUE(KernelsRunning(run.kernel_map, "glue").empty()) << run.kernel_map.dump(2);
+  EXPECT_EQ(KernelsRunning(run.kernel_map, "fused").size(), 2u) << run.kernel_map.dump(2);
+  EXPECT_EQ(run.source.find("pl.when(j <="), std::string::npos);
+}
+
+// Causal attention as jax writes it (iota compare, select with -1e30), Sq=Sk=256 with blocks
+// bq=64, bkv=128: of each q block row's 2 kv blocks, the first q rows skip the second.
+constexpr char kCausal[] = R"(
+HloModule causal_attention
+max_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  q = bf16[1,256,2,64] parameter(0)
+  k = bf16[1,256,2,64] parameter(1)
+  v = bf16[1,256,2,64] parameter(2)
+  ik = s32[256] iota(), iota_dimension=0
+  ikb = s32[256,256] broadcast(ik), dimensions={1}
+  iq = s32[256,256] iota(), iota_dimension=0
+  le = pred[256,256] compare(ikb, iq), direction=LE
+  leb = pred[1,2,256,256] broadcast(le), dimensions={2,3}
+  s0 = f32[1,2,256,256] dot(q, k), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}
+  c = f32[] constant(0.125)
+  cb = f32[1,2,256,256] broadcast(c), dimensions={}
+  s1 = f32[1,2,256,256] multiply(s0, cb)
+  fill = f32[] constant(-1e+30)
+  fb = f32[1,2,256,256] broadcast(fill), dimensions={}
+  s = f32[1,2,256,256] select(leb, s1, fb)
+  ninf = f32[] constant(-inf)
+  mx = f32[1,2,256] reduce(s, ninf), dimensions={3}, to_apply=max_f32
+  mxr = f32[1,2,256,1] reshape(mx)
+  mxr1 = f32[1,2,256,1] broadcast(mxr), dimensions={0,1,2,3}
+  mxr2 = f32[1,2,256] reshape(mxr1)
+  mxb = f32[1,2,256,256] broadcast(mxr2), dimensions={0,1,2}
+  x = f32[1,2,256,256] subtract(s, mxb)
+  e = f32[1,2,256,256] exponential(x)
+  zero = f32[] constant(0)
+  sm = f32[1,2,256] reduce(e, zero), dimensions={3}, to_apply=add_f32
+  smb = f32[1,2,256,256] broadcast(sm), dimensions={0,1,2}
+  p = f32[1,2,256,256] divide(e, smb)
+  pb = bf16[1,2,256,256] convert(p)
+  o = f32[1,2,64,256] dot(v, pb), lhs_batch_dims={0,2}, lhs_contracting_dims={1}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}
+  t = f32[1,256,2,64] transpose(o), dimensions={0,3,1,2}
+  ROOT out = bf16[1,256,2,64] convert(t)
+}
+)";
+
+TEST(FlashAttentionTest, CausalAttentionSkipsBlocksAboveTheDiagonalAndMatchesTheInterpreter) {
+  MK_SKIP_WITHOUT_JAX();
+  auto m = Parse(kCausal);
+  ASSERT_NE(m, nullptr);
+  auto run = EmitAndRun(*m, 5, {{"bq", 64}, {"bkv", 128}});
+  ASSERT_TRUE(run.report.value("ok", false)) << run.report.dump() << "\n" << run.source;
+  EXPECT_TRUE(run.report.at("races").empty());
+  EXPECT_TRUE(cpu::testing::OutputsNear(run.outputs, run.expected, 2e-2));
+  auto pallas = AttentionKernels(run.kernel_map);
+  ASSERT_EQ(pallas.size(), 1u) << run.kernel_map.dump(2);
+  EXPECT_EQ(pallas[0].at("runs"), "pallas");
+  EXPECT_EQ(pallas[0].at("family"), "attention");
+  EXPECT_EQ(pallas[0].at("grid"), nlohmann::json({2, 4, 2}));
+  EXPECT_EQ(pallas[0].at("causal"), 0);
+  // q blocks 0 and 1 (rows 0..127) never see keys 128..255: 2 of 8 blocks per head skipped.
+  EXPECT_EQ(pallas[0].at("skipped_blocks"), 4);
+  EXPECT_EQ(pallas[0].at("tpu_kernel_shape").at("skipped_steps"), 4);
+  EXPECT_NE(run.source.find("@pl.when(j <= (i * 64 + 63) // 128)"), std::string::npos) << run.source;
+  EXPECT_NE(run.source.find("jnp.minimum(j, (i * 64 + 63) // 128)"), std::string::npos);
+}
+
+// GQA as jax writes it (2p's form): q reshaped to [B, S, Hkv, group, D], the kv head a batch dim
+// of both dots; 2 kv heads, 2 query heads each; causal over two kv blocks.
+constexpr char kGqa[] = R"(
+HloModule gqa_attention
+max_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  q = bf16[1,256,4,32] parameter(0)
+  k = bf16[1,256,2,32] parameter(1)
+  v = bf16[1,256,2,32] parameter(2)
+  ik = s32[256] iota(), iota_dimension=0
+  ikb = s32[256,256] broadcast(ik), dimensions={1}
+  iq = s32[256] iota(), iota_dimension=0
+  iqb = s32[256,256] broadcast(iq), dimensions={0}
+  le = pred[256,256] compare(ikb, iqb), direction=LE
+  leb = pred[1,2,2,256,256] broadcast(le), dimensions={3,4}
+  qr = bf16[1,256,2,2,32] reshape(q)
+  s0 = f32[1,2,256,256,2] dot(k, qr), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={4}
+  st = f32[1,2,2,256,256] transpose(s0), dimensions={0,1,4,3,2}
+  c = f32[] constant(0.176776692)
+  cb = f32[1,2,2,256,256] broadcast(c), dimensions={}
+  s1 = f32[1,2,2,256,256] multiply(st, cb)
+  fill = f32[] constant(-1e+30)
+  fb = f32[1,2,2,256,256] broadcast(fill), dimensions={}
+  s = f32[1,2,2,256,256] select(leb, s1, fb)
+  ninf = f32[] constant(-inf)
+  mx = f32[1,2,2,256] reduce(s, ninf), dimensions={4}, to_apply=max_f32
+  mxb = f32[1,2,2,256,256] broadcast(mx), dimensions={0,1,2,3}
+  x = f32[1,2,2,256,256] subtract(s, mxb)
+  e = f32[1,2,2,256,256] exponential(x)
+  zero = f32[] constant(0)
+  sm = f32[1,2,2,256] reduce(e, zero), dimensions={4}, to_apply=add_f32
+  smb = f32[1,2,2,256,256] broadcast(sm), dimensions={0,1,2,3}
+  p = f32[1,2,2,256,256] divide(e, smb)
+  pb = bf16[1,2,2,256,256] convert(p)
+  o = f32[1,2,32,2,256] dot(v, pb), lhs_batch_dims={0,2}, lhs_contracting_dims={1}, rhs_batch_dims={0,1}, rhs_contracting_dims={4}
+  t = f32[1,256,2,2,32] transpose(o), dimensions={0,4,1,3,2}
+  r = f32[1,256,4,32] reshape(t)
+  ROOT out = bf16[1,256,4,32] convert(r)
+}
+)";
+
+TEST(FlashAttentionTest, GroupedQueryAttentionReadsEachKvHeadOnceAndMatchesTheInterpreter) {
+  MK_SKIP_WITHOUT_JAX();
+  auto m = Parse(kGqa);
+  ASSERT_NE(m, nullptr);
+  auto run = EmitAndRun(*m, 11, {{"bq", 128}, {"bkv", 128}});
+  ASSERT_TRUE(run.report.value("ok", false)) << run.report.dump() << "\n" << run.source;
+  EXPECT_TRUE(run.report.at("races").empty());
+  EXPECT_TRUE(cpu::testing::OutputsNear(run.outputs, run.expected, 2e-2));
+  auto pallas = AttentionKernels(run.kernel_map);
+  ASSERT_EQ(pallas.size(), 1u) << run.kernel_map.dump(2);
+  EXPECT_EQ(pallas[0].at("runs"), "pallas");
+  EXPECT_EQ(pallas[0].at("gqa_group"), 2);
+  // 2 kv heads x 2 query heads each, 2 q blocks, 2 kv blocks; q block 0 skips kv block 1.
+  EXPECT_EQ(pallas[0].at("grid"), nlohmann::json({4, 2, 2}));
+  EXPECT_EQ(pallas[0].at("skipped_blocks"), 4);
+  // k and v are passed as [kv heads, S, D], indexed by query head // group: no broadcast copy.
+  EXPECT_NE(run.source.find("lambda b, i, j: (b // 2, jnp.minimum(j,"), std::string::npos) << run.source;
+  EXPECT_EQ(run.source.find("broadcast_in_dim(v"), std::string::npos);
+}
+
+TEST(FlashAttentionTest, SkippedCausalBlocksLowerTheModelledTime) {
+  auto m = Parse(kCausal);
+  ASSERT_NE(m, nullptr);
+  auto plan = analysis::PlanFusion(*m);
+  ASSERT_TRUE(plan.ok());
+  const auto t = target::TargetByName("tpu-v5e");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  auto impl = PallasEmitter().Emit(*plan, testing::CandidateFor(*plan, *t, {{"bq", 64}, {"bkv", 128}}), *t);
+  ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+  const auto map = nlohmann::json::parse(impl->sources[1].text);
+  int attention = 0;
+  for (const auto& k : map.at("kernels")) {
+    if (k.at("family") != "attention") continue;
+    ++attention;
+    target::TpuKernelShape shape;
+    const auto& j = k.at("tpu_kernel_shape");
+    shape.grid_steps = j.at("grid_steps");
+    shape.skipped_steps = j.at("skipped_steps");
+    shape.mxu_m = j.at("mxu").at("m");
+    shape.mxu_n = j.at("mxu").at("n");
+    shape.mxu_k = j.at("mxu").at("k");
+    shape.mxu2_m = j.at("mxu2").at("m");
+    shape.mxu2_n = j.at("mxu2").at("n");
+    shape.mxu2_k = j.at("mxu2").at("k");
+    shape.vpu_flops_per_step = j.at("vpu_flops_per_step");
+    shape.transcendentals_per_step = j.at("transcendentals_per_step");
+    shape.in_bytes_per_step = j.at("in_bytes_per_step");
+    shape.out_bytes_per_step = j.at("out_bytes_per_step");
+    shape.vmem_bytes = j.at("vmem_bytes");
+    auto skipped = target::ModelTpuKernel(*t, shape);
+    ASSERT_TRUE(skipped.ok()) << skipped.status().ToString();
+    shape.skipped_steps = 0;
+    auto dense = target::ModelTpuKernel(*t, shape);
+    ASSERT_TRUE(dense.ok());
+    EXPECT_LT(skipped->compute_s, dense->compute_s);
+    EXPECT_LT(skipped->seconds, dense->seconds);
+  }
+  EXPECT_EQ(attention, 1);
+}
+
+}  // namespace
+}  // namespace mk::codegen::pallas
