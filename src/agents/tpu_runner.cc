@@ -133,7 +133,12 @@ Result<TpuModelledTime> ModelTpuImplementation(const codegen::Implementation& im
     mk.name = k.value("name", std::string());
     mk.runs = k.value("runs", std::string());
     // A plan kernel fused into another's pallas_call (flash attention): that call's time holds it.
-    if (mk.runs == "fused") continue;
+    if (mk.runs == "fused") {
+      mk.bound = "fused";
+      mk.reason = "fused into " + k.value("fused_into", std::string());
+      total.kernels.push_back(std::move(mk));
+      continue;
+    }
     if (mk.runs == "pallas" && k.contains("tpu_kernel_shape")) {
       MK_ASSIGN_OR_RETURN(target::TpuKernelShape shape, ShapeFromJson(k["tpu_kernel_shape"]));
       MK_ASSIGN_OR_RETURN(target::TpuModelledTime t, target::ModelTpuKernel(tpu, shape, constants));
