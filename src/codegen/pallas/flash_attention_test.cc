@@ -48,17 +48,20 @@ std::unique_ptr<hlo::Module> SuiteTask(const std::string& id) {
 
 struct SuiteCase {
   const char* id;
-  int64_t nb, g, sq, sk, d;
+  int64_t nb, g, sq, sk, d, dv;
   bool bias;
+  const char *q, *k, *v;  // the dots' operands
 };
 
 TEST(FlashAttentionTest, MatchesTheSuitesAttentionTasks) {
   // 1p: MHA (B=1, H=4) causal; 2p: GQA 16 query heads on 1 kv head; 4p: GQA 8 on 1; 5p: MHA
-  // causal with a per-head bias added to the scores.
-  const SuiteCase cases[] = {{"1p", 4, 1, 128, 128, 64, false},
-                             {"2p", 1, 16, 128, 128, 32, false},
-                             {"4p", 1, 8, 128, 128, 64, false},
-                             {"5p", 4, 1, 128, 128, 64, true}};
+  // causal with a per-head bias added to the scores; 3p: DeepSeek MLA (q/k of 48 = nope + rope
+  // built in glue, v of 32).
+  const SuiteCase cases[] = {{"1p", 4, 1, 128, 128, 64, 64, false, "q.1", "k.1", "v.1"},
+                             {"2p", 1, 16, 128, 128, 32, 32, false, "reshape.2", "k.1", "v.1"},
+                             {"4p", 1, 8, 128, 128, 64, 64, false, "reshape.2", "k.1", "v.1"},
+                             {"5p", 4, 1, 128, 128, 64, 64, true, "q.1", "k.1", "v.1"},
+                             {"3p", 4, 1, 64, 64, 48, 32, false, "concatenate.5", "concatenate.7", "slice.19"}};
   for (const auto& c : cases) {
     SCOPED_TRACE(c.id);
     auto m = SuiteTask(c.id);
@@ -73,12 +76,12 @@ TEST(FlashAttentionTest, MatchesTheSuitesAttentionTasks) {
     EXPECT_EQ(a.sq, c.sq);
     EXPECT_EQ(a.sk, c.sk);
     EXPECT_EQ(a.d, c.d);
-    EXPECT_EQ(a.dv, c.d);
+    EXPECT_EQ(a.dv, c.dv);
     ASSERT_TRUE(a.causal.has_value());  // jnp.tril-style `k <= q`
     EXPECT_EQ(a.causal->offset, 0);
-    EXPECT_TRUE(a.q->name == "q.1" || a.q->name == "reshape.2") << a.q->name;
-    EXPECT_EQ(a.k->name, "k.1");
-    EXPECT_EQ(a.v->name, "v.1");
+    EXPECT_EQ(a.q->name, c.q);
+    EXPECT_EQ(a.k->name, c.k);
+    EXPECT_EQ(a.v->name, c.v);
     int arrays = 0, masks = 0;
     for (const auto& st : a.score) {
       for (auto s : st.sides) {
@@ -92,6 +95,18 @@ TEST(FlashAttentionTest, MatchesTheSuitesAttentionTasks) {
     EXPECT_GE(scan.found[0].kernels.size(), 2u) << plan->Summary();
     ASSERT_EQ(scan.found[0].outputs.size(), 1u);
   }
+}
+
+TEST(FlashAttentionTest, RefusesAMaskReadFromAnInputWithTheReason) {
+  // 6p masks keys past each sequence's length (a parameter): not a function of positions.
+  auto m = SuiteTask("6p");
+  ASSERT_NE(m, nullptr);
+  auto plan = analysis::PlanFusion(*m);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  AttentionScan scan = FindAttention(*plan);
+  EXPECT_TRUE(scan.found.empty());
+  ASSERT_EQ(scan.refused.size(), 1u);
+  EXPECT_NE(scan.refused[0].find("the mask holds %lengths.1 (parameter)"), std::string::npos) << scan.refused[0];
 }
 
 // The softmax reduces over the query dim (2), not the key dim the p.v dot contracts (3).
