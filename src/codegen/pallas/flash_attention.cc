@@ -211,7 +211,37 @@ struct MaskTranslator {
   std::set<int> query_free;   // qk-dot dim ids of q's free dims
   int used_query = -1;        // the q-free id the mask reads positions along
   int64_t bq = 8, bkv = 128;
+  int num_batch = 0;          // qk-dot dim ids below this are batch dims
   std::set<const Instruction*> nodes;
+  // Per-batch integers the mask reads (a sequence's length): scalar-prefetched into SMEM, read
+  // at the step's flat batch index `bn`. The matcher appends; the emitter finds.
+  std::vector<const Instruction*>* prefetch = nullptr;
+  std::vector<std::vector<int>>* prefetch_labels = nullptr;
+  bool may_add_prefetch = true;
+
+  // `x` (labelled only by batch dims) as a prefetched scalar per batch index, or why not.
+  Result<MaskVal> PrefetchLeaf(const Instruction* x, const std::vector<int>& labels) {
+    for (int id : labels) {
+      if (id >= num_batch) {
+        return Refuse("the mask holds " + Name(x) + " (" + std::string(hlo::OpcodeName(x->opcode)) +
+                      "), not a function of positions or of the batch index the emitter translates");
+      }
+    }
+    if (x->shape.dtype() != DType::kS32 || !prefetch) {
+      return Refuse("the mask reads " + Name(x) + ", a per-batch value that is not s32");
+    }
+    auto it = std::find(prefetch->begin(), prefetch->end(), x);
+    size_t n = static_cast<size_t>(it - prefetch->begin());
+    if (it == prefetch->end()) {
+      if (!may_add_prefetch) return Internal("the mask's prefetched " + Name(x) + " is unknown");
+      prefetch->push_back(x);
+      prefetch_labels->push_back(labels);
+    }
+    MaskVal out;
+    out.expr = "jnp.full((" + std::to_string(bq) + ", " + std::to_string(bkv) + "), pf" + std::to_string(n) +
+               "_ref[bn], jnp.int32)";
+    return out;
+  }
 
   Result<MaskVal> Translate(const Instruction* x, const std::vector<int>& labels, int depth = 0) {
     if (depth > 32) return Refuse("the mask is too deep");
@@ -264,8 +294,8 @@ struct MaskTranslator {
                        op == Opcode::kNot || op == Opcode::kSelect || op == Opcode::kConvert ||
                        op == Opcode::kMaximum || op == Opcode::kMinimum;
     if (!known) {
-      return Refuse("the mask holds " + Name(x) + " (" + std::string(hlo::OpcodeName(op)) +
-                    "), not a function of positions the emitter translates");
+      nodes.erase(x);  // computed where it is (glue, or an input), not recomputed in the body
+      return PrefetchLeaf(x, labels);
     }
     std::vector<MaskVal> args;
     std::vector<std::string> exprs;
@@ -454,6 +484,9 @@ Result<AttentionMatch> Match(const Instruction* pv, bool* softmax_seen) {
   MaskTranslator mt;
   mt.key_id = kid;
   mt.query_free = qfree_ids;
+  mt.num_batch = nbatch;
+  mt.prefetch = &m.prefetch;
+  mt.prefetch_labels = &m.prefetch_labels;
   int mask_steps = 0, last_value_step = -1, mask_step = -1;
   double fill = 0;
   std::optional<std::pair<hlo::ComparisonDirection, Affine>> mask_cmp;
@@ -642,6 +675,12 @@ Result<std::vector<std::string>> ScoreLines(const AttentionMatch& m, int64_t bq,
   MaskTranslator mt;
   mt.key_id = m.sk_id;
   mt.query_free = {m.sq_id};
+  mt.num_batch = static_cast<int>(m.batch_ids.size());
+  std::vector<const Instruction*> prefetch = m.prefetch;
+  std::vector<std::vector<int>> prefetch_labels = m.prefetch_labels;
+  mt.prefetch = &prefetch;
+  mt.prefetch_labels = &prefetch_labels;
+  mt.may_add_prefetch = false;
   mt.bq = bq;
   mt.bkv = bkv;
   OpSite site;
@@ -784,6 +823,16 @@ AttentionScan FindAttention(const analysis::FusionPlan& plan) {
           pa.glue.push_back(i);
         }
         if (!ok) break;
+      }
+      if (!ok) continue;
+      // A prefetched per-batch value must be at hand: an input of the call, or glue before it.
+      for (const Instruction* leaf : m->prefetch) {
+        if (std::find(pa.inputs.begin(), pa.inputs.end(), leaf) == pa.inputs.end() &&
+            std::find(pa.glue.begin(), pa.glue.end(), leaf) == pa.glue.end()) {
+          ok = false;
+          refuse("the mask's per-batch value " + Name(leaf) + " is computed inside another kernel");
+          break;
+        }
       }
       if (!ok) continue;
       pa.match = std::move(*m);

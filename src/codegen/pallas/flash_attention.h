@@ -72,6 +72,10 @@ struct AttentionMatch {
   hlo::DType score_dtype = hlo::DType::kF32;  // S's type (the softmax's)
   hlo::DType p_dtype = hlo::DType::kF32;      // P's type as the pv dot reads it
   std::optional<CausalMask> causal;  // set when blocks above the diagonal may be skipped
+  // Per-batch s32 values a mask reads (a sequence's length), each labelled by its dims' qk-dot
+  // batch dims (-1: size 1): passed flattened to [NB] as scalar prefetch (SMEM).
+  std::vector<const hlo::Instruction*> prefetch;
+  std::vector<std::vector<int>> prefetch_labels;
   // Every instruction the flash kernel computes (the chain from the dots to O); none of them
   // but `pv` may be used outside this set.
   std::set<const hlo::Instruction*> core;

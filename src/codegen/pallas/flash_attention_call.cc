@@ -157,7 +157,9 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
 
   // The body.
   std::ostringstream body;
-  std::vector<std::string> refs = {"q_ref", "k_ref", "v_ref"};
+  std::vector<std::string> refs;
+  for (size_t n = 0; n < m.prefetch.size(); ++n) refs.push_back("pf" + std::to_string(n) + "_ref");
+  refs.insert(refs.end(), {"q_ref", "k_ref", "v_ref"});
   std::map<const Instruction*, std::string> side_refs;
   for (size_t i = 0; i < sides.size(); ++i) {
     refs.push_back("side" + std::to_string(i) + "_ref");
@@ -167,6 +169,9 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
   Line(body, 0, "def _kernel_" + kid + "_body(" + Join(refs) + "):");
   Line(body, 4, "i = pl.program_id(1)");
   Line(body, 4, "j = pl.program_id(2)");
+  if (!m.prefetch.empty()) {
+    Line(body, 4, "bn = pl.program_id(0) // " + std::to_string(m.g) + "  # the flat batch index, for the prefetched scalars");
+  }
   Line(body, 0, "");
   Line(body, 4, "@pl.when(j == 0)");
   Line(body, 4, "def _init():");
@@ -258,9 +263,25 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
       }
       if (inst != m.pv) continue;
       // The call.
-      std::vector<std::string> args = {canon(m.q, m.q_perm, {m.nb, m.g, m.sq, m.d}),
+      std::vector<std::string> args;
+      for (size_t n = 0; n < m.prefetch.size(); ++n) {
+        // [batch..] flattened to [NB] (broadcast over the batch dims it lacks), int32 in SMEM.
+        const std::vector<int>& labels = m.prefetch_labels[n];
+        std::vector<std::pair<int, int64_t>> order;
+        for (size_t d = 0; d < labels.size(); ++d) order.push_back({labels[d] < 0 ? 1000 : labels[d], static_cast<int64_t>(d)});
+        std::sort(order.begin(), order.end());
+        std::vector<int64_t> perm, ones;
+        for (const auto& [r, d] : order) perm.push_back(d);
+        for (size_t b = 0; b < m.batch_sizes.size(); ++b) {
+          const bool has = std::find(labels.begin(), labels.end(), static_cast<int>(b)) != labels.end();
+          ones.push_back(has ? m.batch_sizes[b] : 1);
+        }
+        args.push_back("jnp.reshape(jnp.broadcast_to(" + canon(m.prefetch[n], perm, ones) + ", " +
+                       PyTuple(m.batch_sizes) + "), (" + std::to_string(m.nb) + ",)).astype(jnp.int32)");
+      }
+      args.insert(args.end(), {canon(m.q, m.q_perm, {m.nb, m.g, m.sq, m.d}),
                                        canon(m.k, m.k_perm, {m.nb, m.sk, m.d}),
-                                       canon(m.v, m.v_perm, {m.nb, m.sk, m.dv})};
+                                       canon(m.v, m.v_perm, {m.nb, m.sk, m.dv})});
       for (const Instruction* sd : sides) {
         // [batch.., group.., Sq, Sk] by the side's labels; its size-1 dims anywhere.
         const std::vector<int> labels = SideLabels(m, sd);
@@ -281,23 +302,33 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
       }
       const std::string kv = m.causal ? "jnp.minimum(j, " + LastKv(m, bq, bkv) + ")" : "j";
       const std::string B = std::to_string(bq), K = std::to_string(bkv);
+      // Index maps also receive the prefetched scalars.
+      const std::string L = m.prefetch.empty() ? "b, i, j" : "b, i, j, *_";
       std::vector<std::string> in_specs = {
-          "pl.BlockSpec((None, None, " + B + ", " + std::to_string(m.d) + "), lambda b, i, j: (b // " + G + ", b % " + G + ", i, 0))",
-          "pl.BlockSpec((None, " + K + ", " + std::to_string(m.d) + "), lambda b, i, j: (b // " + G + ", " + kv + ", 0))",
-          "pl.BlockSpec((None, " + K + ", " + std::to_string(m.dv) + "), lambda b, i, j: (b // " + G + ", " + kv + ", 0))"};
+          "pl.BlockSpec((None, None, " + B + ", " + std::to_string(m.d) + "), lambda " + L + ": (b // " + G + ", b % " + G + ", i, 0))",
+          "pl.BlockSpec((None, " + K + ", " + std::to_string(m.d) + "), lambda " + L + ": (b // " + G + ", " + kv + ", 0))",
+          "pl.BlockSpec((None, " + K + ", " + std::to_string(m.dv) + "), lambda " + L + ": (b // " + G + ", " + kv + ", 0))"};
       for (size_t s = 0; s < sides.size(); ++s) {
-        in_specs.push_back("pl.BlockSpec((None, None, " + B + ", " + K + "), lambda b, i, j: (b // " + G + ", b % " + G + ", i, " + kv + "))");
+        in_specs.push_back("pl.BlockSpec((None, None, " + B + ", " + K + "), lambda " + L + ": (b // " + G + ", b % " + G + ", i, " + kv + "))");
       }
       const int64_t limit = std::min(VmemBudget(target), std::max<int64_t>(vmem + (int64_t{4} << 20), int64_t{16} << 20));
       Line(fn, 4, "# Grid (batch x heads, q blocks, kv blocks); kv head of query head b: b // " + G + ".");
+      const std::string grid = "grid=(" + std::to_string(m.nb * m.g) + ", " + std::to_string(nq) + ", " + std::to_string(nkv) + "),";
+      const std::string ins = "in_specs=[" + Join(in_specs) + "],";
+      const std::string outs = "out_specs=pl.BlockSpec((None, None, " + B + ", " + std::to_string(m.dv) + "), lambda " + L + ": (b // " + G + ", b % " + G + ", i, 0)),";
+      const std::string scratch = "scratch_shapes=[pltpu.VMEM((" + B + ", 1), jnp.float32), pltpu.VMEM((" + B +
+                                  ", 1), jnp.float32), pltpu.VMEM((" + B + ", " + std::to_string(m.dv) + "), jnp.float32)],";
       Line(fn, 4, "o = pl.pallas_call(");
       Line(fn, 8, "_kernel_" + kid + "_body,");
-      Line(fn, 8, "grid=(" + std::to_string(m.nb * m.g) + ", " + std::to_string(nq) + ", " + std::to_string(nkv) + "),");
-      Line(fn, 8, "in_specs=[" + Join(in_specs) + "],");
-      Line(fn, 8, "out_specs=pl.BlockSpec((None, None, " + B + ", " + std::to_string(m.dv) + "), lambda b, i, j: (b // " + G + ", b % " + G + ", i, 0)),");
+      if (m.prefetch.empty()) {
+        for (const std::string& l : {grid, ins, outs, scratch}) Line(fn, 8, l);
+      } else {
+        Line(fn, 8, "grid_spec=pltpu.PrefetchScalarGridSpec(");
+        Line(fn, 12, "num_scalar_prefetch=" + std::to_string(m.prefetch.size()) + ",");
+        for (const std::string& l : {grid, ins, outs, scratch}) Line(fn, 12, l);
+        Line(fn, 8, "),");
+      }
       Line(fn, 8, "out_shape=jax.ShapeDtypeStruct(" + PyTuple({m.nb, m.g, m.sq, m.dv}) + ", " + o_t + "),");
-      Line(fn, 8, "scratch_shapes=[pltpu.VMEM((" + B + ", 1), jnp.float32), pltpu.VMEM((" + B +
-                      ", 1), jnp.float32), pltpu.VMEM((" + B + ", " + std::to_string(m.dv) + "), jnp.float32)],");
       Line(fn, 8, "compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\", \"parallel\", \"arbitrary\"), vmem_limit_bytes=" +
                       std::to_string(limit) + "),");
       Line(fn, 8, "interpret=_interpret(),");
