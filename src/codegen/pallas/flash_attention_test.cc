@@ -95,6 +95,16 @@ TEST(FlashAttentionTest, MatchesTheSuitesAttentionTasks) {
     // It replaces at least the q.k and p.v kernels and the softmax between them.
     EXPECT_GE(scan.found[0].kernels.size(), 2u) << plan->Summary();
     ASSERT_EQ(scan.found[0].outputs.size(), 1u);
+    // The kernel map: one attention call in Pallas, the kernels it replaced marked fused.
+    const auto t = testing::TpuV5e();
+    auto impl = PallasEmitter().Emit(*plan, testing::CandidateFor(*plan, t), t);
+    ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+    const auto map = nlohmann::json::parse(impl->sources[1].text);
+    auto att = AttentionKernels(map);
+    ASSERT_EQ(att.size(), 1u) << map.dump(2);
+    EXPECT_EQ(att[0].at("runs"), "pallas");
+    EXPECT_EQ(att[0].at("grid").at(0), c.nb * c.g);
+    EXPECT_EQ(KernelsRunning(map, "fused").size(), scan.found[0].kernels.size() - 1);
   }
 }
 
