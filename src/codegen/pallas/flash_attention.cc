@@ -354,6 +354,31 @@ std::optional<int64_t> CausalOffset(const std::pair<hlo::ComparisonDirection, Af
   return std::nullopt;
 }
 
+// GQA written as a repeat of k or v over the query heads (jnp.repeat: broadcast a group dim in
+// after the kv-head dim, reshape the two into one head dim): the group size and the value
+// repeated, when `op` is that and `head` is the merged dim.
+struct KvRepeat {
+  const Instruction* source = nullptr;
+  int64_t group = 1;
+  const Instruction* broadcast = nullptr;
+};
+std::optional<KvRepeat> RepeatedOverHeads(const Instruction* op, int64_t head) {
+  if (op->opcode != Opcode::kReshape || op->operand(0)->opcode != Opcode::kBroadcast) return std::nullopt;
+  const Instruction* bc = op->operand(0);
+  const auto& to = op->shape.dims();
+  const auto& from = bc->shape.dims();
+  const size_t a = static_cast<size_t>(head);
+  if (from.size() != to.size() + 1 || a + 1 >= from.size()) return std::nullopt;
+  for (size_t d = 0; d < a; ++d) if (from[d] != to[d]) return std::nullopt;
+  for (size_t d = a + 1; d < to.size(); ++d) if (from[d + 1] != to[d]) return std::nullopt;
+  if (from[a] * from[a + 1] != to[a]) return std::nullopt;
+  // Every dim of the broadcast but a + 1 (the group) comes from its operand, in order.
+  std::vector<int64_t> want;
+  for (int64_t d = 0; d < static_cast<int64_t>(from.size()); ++d) if (d != static_cast<int64_t>(a + 1)) want.push_back(d);
+  if (bc->dimensions != want) return std::nullopt;
+  return KvRepeat{bc->operand(0), from[a + 1], bc};
+}
+
 Result<AttentionMatch> Match(const Instruction* pv, bool* softmax_seen) {
   *softmax_seen = false;
   AttentionMatch m;
@@ -625,6 +650,20 @@ Result<AttentionMatch> Match(const Instruction* pv, bool* softmax_seen) {
   m.v_perm.push_back(v_contr[0]);
   m.v_perm.push_back(v_value_dim);
   for (int64_t f : vfree) if (f != v_value_dim) m.v_perm.push_back(f);
+
+  // k and v repeated over the query heads (the head: the last batch dim, so that query head n
+  // reads kv head n / group): read the unrepeated values, never the copies.
+  if (nbatch > 0) {
+    auto kr = RepeatedOverHeads(m.k, kb.back());
+    auto vr = RepeatedOverHeads(m.v, v_dim_of_batch[nbatch - 1]);
+    if (kr && vr && kr->group == vr->group && kr->group > 1) {
+      m.kv_group = kr->group;
+      m.k = kr->source;
+      m.v = vr->source;
+      for (const Instruction* c : {qk->operand(k_is_lhs ? 0 : 1), kr->broadcast,
+                                   pv->operand(pi == 0 ? 1 : 0), vr->broadcast}) m.core.insert(c);
+    }
+  }
 
   // The pv result's dims, as axes of O expanded to [batch.., group.., Sq, Dv].
   const int ng = static_cast<int>(m.group_ids.size());

@@ -65,6 +65,9 @@ struct AttentionMatch {
   std::vector<int64_t> q_perm, k_perm, v_perm, out_perm;
   std::vector<int64_t> batch_sizes, group_sizes;  // expanded batch / group dims
   int64_t nb = 1, g = 1, sq = 1, sk = 1, d = 1, dv = 1;
+  // GQA written as a repeat of k/v over the query heads: `k`/`v` are then the unrepeated values
+  // ([NB / kv_group, Sk, D]) and query batch index n reads kv index n / kv_group.
+  int64_t kv_group = 1;
   // The qk dot's dims (ids) that are the batch dims (in order), the group dims, Sq, Sk.
   std::vector<int> batch_ids, group_ids;
   int sq_id = -1, sk_id = -1;

@@ -231,7 +231,7 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
   for (size_t k : pa.kernels) fused_names.push_back(plan.kernels[k].name);
   Line(fn, 4, "# Flash attention (" + OneLineText(Join(fused_names)) + " in one pallas_call): online softmax,");
   Line(fn, 4, std::string("# ") + (m.causal ? "causal blocks skipped, " : "") +
-                  (m.g > 1 ? "each kv head shared by " + std::to_string(m.g) + " query heads." : "one kv head per query head."));
+                  (m.g * m.kv_group > 1 ? "each kv head shared by " + std::to_string(m.g * m.kv_group) + " query heads." : "one kv head per query head."));
   std::set<const Instruction*> glue(pa.glue.begin(), pa.glue.end());
   std::vector<std::string> glue_names;
   auto emit_glue = [&](const Instruction* inst) -> Status {
@@ -280,8 +280,8 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
                        PyTuple(m.batch_sizes) + "), (" + std::to_string(m.nb) + ",)).astype(jnp.int32)");
       }
       args.insert(args.end(), {canon(m.q, m.q_perm, {m.nb, m.g, m.sq, m.d}),
-                                       canon(m.k, m.k_perm, {m.nb, m.sk, m.d}),
-                                       canon(m.v, m.v_perm, {m.nb, m.sk, m.dv})});
+                                       canon(m.k, m.k_perm, {m.nb / m.kv_group, m.sk, m.d}),
+                                       canon(m.v, m.v_perm, {m.nb / m.kv_group, m.sk, m.dv})});
       for (const Instruction* sd : sides) {
         // [batch.., group.., Sq, Sk] by the side's labels; its size-1 dims anywhere.
         const std::vector<int> labels = SideLabels(m, sd);
@@ -302,17 +302,18 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
       }
       const std::string kv = m.causal ? "jnp.minimum(j, " + LastKv(m, bq, bkv) + ")" : "j";
       const std::string B = std::to_string(bq), K = std::to_string(bkv);
+      const std::string GK = std::to_string(m.g * m.kv_group);  // query heads per kv head
       // Index maps also receive the prefetched scalars.
       const std::string L = m.prefetch.empty() ? "b, i, j" : "b, i, j, *_";
       std::vector<std::string> in_specs = {
           "pl.BlockSpec((None, None, " + B + ", " + std::to_string(m.d) + "), lambda " + L + ": (b // " + G + ", b % " + G + ", i, 0))",
-          "pl.BlockSpec((None, " + K + ", " + std::to_string(m.d) + "), lambda " + L + ": (b // " + G + ", " + kv + ", 0))",
-          "pl.BlockSpec((None, " + K + ", " + std::to_string(m.dv) + "), lambda " + L + ": (b // " + G + ", " + kv + ", 0))"};
+          "pl.BlockSpec((None, " + K + ", " + std::to_string(m.d) + "), lambda " + L + ": (b // " + GK + ", " + kv + ", 0))",
+          "pl.BlockSpec((None, " + K + ", " + std::to_string(m.dv) + "), lambda " + L + ": (b // " + GK + ", " + kv + ", 0))"};
       for (size_t s = 0; s < sides.size(); ++s) {
         in_specs.push_back("pl.BlockSpec((None, None, " + B + ", " + K + "), lambda " + L + ": (b // " + G + ", b % " + G + ", i, " + kv + "))");
       }
       const int64_t limit = std::min(VmemBudget(target), std::max<int64_t>(vmem + (int64_t{4} << 20), int64_t{16} << 20));
-      Line(fn, 4, "# Grid (batch x heads, q blocks, kv blocks); kv head of query head b: b // " + G + ".");
+      Line(fn, 4, "# Grid (batch x heads, q blocks, kv blocks); kv head of query head b: b // " + GK + ".");
       const std::string grid = "grid=(" + std::to_string(m.nb * m.g) + ", " + std::to_string(nq) + ", " + std::to_string(nkv) + "),";
       const std::string ins = "in_specs=[" + Join(in_specs) + "],";
       const std::string outs = "out_specs=pl.BlockSpec((None, None, " + B + ", " + std::to_string(m.dv) + "), lambda " + L + ": (b // " + G + ", b % " + G + ", i, 0)),";
@@ -399,7 +400,7 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
            {"blocks", {{"bq", bq}, {"bkv", bkv}}},
            {"dimension_semantics", {"parallel", "parallel", "arbitrary"}},
            {"causal", m.causal ? nlohmann::json(m.causal->offset) : nlohmann::json(nullptr)},
-           {"gqa_group", m.g},
+           {"gqa_group", m.g * m.kv_group},
            {"skipped_blocks", shape.skipped_steps},
            {"fused_kernels", fused_names},
            {"ops_in_pallas", in_pallas},

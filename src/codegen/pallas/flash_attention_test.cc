@@ -388,6 +388,66 @@ TEST(FlashAttentionTest, GroupedQueryAttentionReadsEachKvHeadOnceAndMatchesTheIn
   EXPECT_EQ(run.source.find("broadcast_in_dim(v"), std::string::npos);
 }
 
+// GQA written as jnp.repeat of k and v over the query heads (4 query heads, 2 kv heads): the
+// call reads the unrepeated k and v, query head h from kv head h // 2.
+constexpr char kRepeatGqa[] = R"(
+HloModule repeat_gqa
+max_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  q = bf16[1,128,4,64] parameter(0)
+  k = bf16[1,256,2,64] parameter(1)
+  v = bf16[1,256,2,64] parameter(2)
+  kb = bf16[1,256,2,2,64] broadcast(k), dimensions={0,1,2,4}
+  kr = bf16[1,256,4,64] reshape(kb)
+  vb = bf16[1,256,2,2,64] broadcast(v), dimensions={0,1,2,4}
+  vr = bf16[1,256,4,64] reshape(vb)
+  s0 = f32[1,4,128,256] dot(q, kr), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}
+  c = f32[] constant(0.125)
+  cb = f32[1,4,128,256] broadcast(c), dimensions={}
+  s = f32[1,4,128,256] multiply(s0, cb)
+  ninf = f32[] constant(-inf)
+  mx = f32[1,4,128] reduce(s, ninf), dimensions={3}, to_apply=max_f32
+  mxb = f32[1,4,128,256] broadcast(mx), dimensions={0,1,2}
+  x = f32[1,4,128,256] subtract(s, mxb)
+  e = f32[1,4,128,256] exponential(x)
+  zero = f32[] constant(0)
+  sm = f32[1,4,128] reduce(e, zero), dimensions={3}, to_apply=add_f32
+  smb = f32[1,4,128,256] broadcast(sm), dimensions={0,1,2}
+  p = f32[1,4,128,256] divide(e, smb)
+  pb = bf16[1,4,128,256] convert(p)
+  o = f32[1,4,128,64] dot(pb, vr), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={1}
+  t = f32[1,128,4,64] transpose(o), dimensions={0,2,1,3}
+  ROOT out = bf16[1,128,4,64] convert(t)
+}
+)";
+
+TEST(FlashAttentionTest, GqaWrittenAsARepeatOfKvReadsTheUnrepeatedValuesAndMatchesTheInterpreter) {
+  MK_SKIP_WITHOUT_JAX();
+  auto m = Parse(kRepeatGqa);
+  ASSERT_NE(m, nullptr);
+  auto run = EmitAndRun(*m, 17, {{"bq", 128}, {"bkv", 128}});
+  ASSERT_TRUE(run.report.value("ok", false)) << run.report.dump() << "\n" << run.source;
+  EXPECT_TRUE(run.report.at("races").empty());
+  EXPECT_TRUE(cpu::testing::OutputsNear(run.outputs, run.expected, 2e-2));
+  auto pallas = AttentionKernels(run.kernel_map);
+  ASSERT_EQ(pallas.size(), 1u) << run.kernel_map.dump(2);
+  EXPECT_EQ(pallas[0].at("gqa_group"), 2);
+  EXPECT_EQ(pallas[0].at("grid"), nlohmann::json({4, 1, 2}));
+  // k and v go in as [2 kv heads, 256, 64]; no repeated copy is built.
+  EXPECT_NE(run.source.find("(2, 256, 64))"), std::string::npos) << run.source;
+  EXPECT_NE(run.source.find("lambda b, i, j: (b // 2, j, 0)"), std::string::npos) << run.source;
+  EXPECT_EQ(run.source.find("broadcast_in_dim(v"), std::string::npos) << run.source;
+}
+
 // Decode attention with a per-sequence length (2 sequences, 2 kv heads x 4 query heads, one
 // token, 256 keys in two blocks): the length is scalar-prefetched and read per step.
 constexpr char kLengths[] = R"(
