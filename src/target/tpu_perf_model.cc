@@ -23,7 +23,10 @@ Status CheckInputs(const Target& tpu, const TpuKernelShape& k, const TpuModelCon
     return InvalidArgument("kernel '" + k.name + "': grid_steps must be at least 1, got " +
                            std::to_string(k.grid_steps));
   }
-  for (int64_t v : {k.mxu_m, k.mxu_n, k.mxu_k, k.vpu_flops_per_step, k.transcendentals_per_step,
+  if (k.skipped_steps >= k.grid_steps) {
+    return InvalidArgument("kernel '" + k.name + "': skipped_steps must leave at least one step");
+  }
+  for (int64_t v : {k.mxu_m, k.mxu_n, k.mxu_k, k.mxu2_m, k.mxu2_n, k.mxu2_k, k.skipped_steps, k.vpu_flops_per_step, k.transcendentals_per_step,
                     k.xlu_vregs_per_step, k.in_bytes_per_step, k.out_bytes_per_step, k.prologue_bytes,
                     k.epilogue_bytes, k.vmem_bytes}) {
     if (v < 0) return InvalidArgument("kernel '" + k.name + "': a negative size in its shape");
@@ -53,14 +56,14 @@ Result<TpuModelledTime> ModelTpuKernel(const Target& tpu, const TpuKernelShape& 
   // work. The MXU, VPU and EUP issue from the same VLIW bundles in parallel, so a step takes as
   // long as its busiest unit.
   double mxu_s = 0;
-  if (k.mxu_m > 0 && k.mxu_n > 0 && k.mxu_k > 0) {
-    const double padded_flops = 2.0 * double(RoundUp(k.mxu_m, tpu.mxu_dim)) *
-                                double(RoundUp(k.mxu_n, tpu.mxu_dim)) *
-                                double(RoundUp(k.mxu_k, tpu.mxu_dim));
-    double rate = tpu.peak_flops_bf16 * c.mxu_efficiency;
-    if (!k.mxu_bf16) rate /= c.f32_matmul_slowdown;
-    mxu_s = padded_flops / rate;
-  }
+  double rate = tpu.peak_flops_bf16 * c.mxu_efficiency;
+  if (!k.mxu_bf16) rate /= c.f32_matmul_slowdown;
+  auto padded_flops = [&](int64_t m, int64_t n, int64_t kk) {
+    if (m <= 0 || n <= 0 || kk <= 0) return 0.0;
+    return 2.0 * double(RoundUp(m, tpu.mxu_dim)) * double(RoundUp(n, tpu.mxu_dim)) *
+           double(RoundUp(kk, tpu.mxu_dim));
+  };
+  mxu_s = (padded_flops(k.mxu_m, k.mxu_n, k.mxu_k) + padded_flops(k.mxu2_m, k.mxu2_n, k.mxu2_k)) / rate;
   const double vpu_s = double(k.vpu_flops_per_step) / TpuVpuFlopsPerS(tpu);
   const double eup_s = double(k.transcendentals_per_step) / TpuEupOpsPerS(tpu);
   // Each TensorCore has its own XLU.
@@ -73,29 +76,30 @@ Result<TpuModelledTime> ModelTpuKernel(const Target& tpu, const TpuKernelShape& 
   const double out_step = double(k.out_bytes_per_step) / bw;
   const double dma_step = in_step + out_step;
   const double steps = double(k.grid_steps);
+  const double active = double(k.grid_steps - k.skipped_steps);
 
   // Double buffering: while step i computes, step i+1's blocks come in and step i-1's go out.
   // The first step's inputs and the last step's outputs have nothing to hide behind; between
   // them each step takes the longer of its compute and its DMA.
   const double pipeline =
-      in_step + compute_step + (steps - 1) * std::max(compute_step, dma_step) + out_step;
+      in_step + compute_step + (active - 1) * std::max(compute_step, dma_step) + out_step;
   const double once = double(k.prologue_bytes + k.epilogue_bytes) / bw;
   const double overhead = c.launch_overhead_s + steps * c.step_overhead_s;
 
   TpuModelledTime t;
   t.seconds = overhead + once + pipeline;
-  t.compute_s = steps * compute_step;
-  t.memory_s = steps * dma_step + once;
+  t.compute_s = active * compute_step;
+  t.memory_s = active * dma_step + once;
   t.fits_vmem = true;
   // What the time is mostly made of.
   struct Part {
     const char* name;
     double s;
   };
-  const Part parts[] = {{"mxu", steps * mxu_s},
-                        {"vpu", steps * vpu_s},
-                        {"eup", steps * eup_s},
-                        {"xlu", steps * xlu_s},
+  const Part parts[] = {{"mxu", active * mxu_s},
+                        {"vpu", active * vpu_s},
+                        {"eup", active * eup_s},
+                        {"xlu", active * xlu_s},
                         {"hbm", t.memory_s},
                         {"overhead", overhead}};
   t.bound = std::max_element(std::begin(parts), std::end(parts),
@@ -108,6 +112,8 @@ nlohmann::json ToJson(const TpuKernelShape& k) {
   return {{"name", k.name},
           {"grid_steps", k.grid_steps},
           {"mxu", {{"m", k.mxu_m}, {"n", k.mxu_n}, {"k", k.mxu_k}, {"bf16", k.mxu_bf16}}},
+          {"mxu2", {{"m", k.mxu2_m}, {"n", k.mxu2_n}, {"k", k.mxu2_k}}},
+          {"skipped_steps", k.skipped_steps},
           {"vpu_flops_per_step", k.vpu_flops_per_step},
           {"transcendentals_per_step", k.transcendentals_per_step},
           {"xlu_vregs_per_step", k.xlu_vregs_per_step},

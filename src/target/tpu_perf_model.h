@@ -23,6 +23,13 @@ struct TpuKernelShape {
   // arithmetic on the VPU, transcendentals on the EUP.
   int64_t mxu_m = 0, mxu_n = 0, mxu_k = 0;
   bool mxu_bf16 = true;         // operands in bf16 (f32 matmuls run at a fraction of the rate)
+  // A second block matmul per step, after the first (flash attention's P.V after its Q.K^T);
+  // 0 when the step has one.
+  int64_t mxu2_m = 0, mxu2_n = 0, mxu2_k = 0;
+  // Grid steps whose compute and DMA are skipped (pl.when on causal blocks wholly above the
+  // diagonal, with the K/V index held so no new block is copied): each costs only the per-step
+  // overhead.
+  int64_t skipped_steps = 0;
   int64_t vpu_flops_per_step = 0;
   int64_t transcendentals_per_step = 0;
   // Vector registers (4 KiB: 8 x 128 words) reduced across the 128 lanes per step, on the XLU
@@ -62,8 +69,9 @@ struct TpuModelledTime {
 // The modelled time of one kernel on `tpu` (a Target of kind kTpu). A kernel whose blocks do
 // not fit VMEM is an InvalidArgument naming the bytes, not a slow time.
 //   seconds = launch + (prologue + epilogue bytes) / HBM
-//           + first step's in-DMA + compute + (steps - 1) x max(compute, in + out DMA)
+//           + first step's in-DMA + compute + (active - 1) x max(compute, in + out DMA)
 //           + last step's out-DMA + steps x step overhead
+// (active = steps - skipped_steps)
 // where a step's compute is the busiest of MXU (block dims padded up to multiples of mxu_dim),
 // VPU, EUP (rates: target/tpu_spec.h) and XLU (xlu_cycles_per_vreg at the derived clock), and
 // DMA runs at hbm_efficiency x the HBM peak.

@@ -45,6 +45,26 @@ TEST(TpuPerfModelTest, MxuBoundMatmulHidesAllButTheFirstFetch) {
   EXPECT_TRUE(t->fits_vmem);
 }
 
+TEST(TpuPerfModelTest, ASecondMatmulAddsMxuTimeAndSkippedStepsCostOnlyOverhead) {
+  // Flash attention's steps: Q.K^T then P.V, both 512^3 (2 x 1.362616e-6 s of MXU per step).
+  TpuKernelShape k = Matmul512(8);
+  k.mxu2_m = k.mxu2_n = k.mxu2_k = 512;
+  TpuModelConstants c = Ideal();
+  c.step_overhead_s = 1e-7;
+  Result<TpuModelledTime> dense = ModelTpuKernel(Tpu("tpu-v5e"), k, c);
+  ASSERT_TRUE(dense.ok()) << dense.status().ToString();
+  // 1.278751e-6 + 8 x 2.725232e-6 + 8 x 1e-7.
+  EXPECT_NEAR(dense->seconds, 1.278751e-6 + 8 * 2.725232e-6 + 8e-7, 1e-11);
+  // Causal skipping: 3 of the 8 steps do nothing but their overhead.
+  k.skipped_steps = 3;
+  Result<TpuModelledTime> skipped = ModelTpuKernel(Tpu("tpu-v5e"), k, c);
+  ASSERT_TRUE(skipped.ok()) << skipped.status().ToString();
+  EXPECT_NEAR(skipped->seconds, 1.278751e-6 + 5 * 2.725232e-6 + 8e-7, 1e-11);
+  EXPECT_NEAR(skipped->compute_s, 5 * 2.725232e-6, 1e-11);
+  k.skipped_steps = 8;
+  EXPECT_FALSE(ModelTpuKernel(Tpu("tpu-v5e"), k, c).ok());
+}
+
 TEST(TpuPerfModelTest, HbmBoundKernelPaysEachStepsDma) {
   TpuKernelShape k;
   k.name = "ew";

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "codegen/pallas/block_plan.h"
+#include "codegen/pallas/flash_attention_call.h"
 #include "codegen/pallas/jnp_ops.h"
 #include "codegen/pallas/pallas_call.h"
 #include "codegen/pallas/pallas_space.h"
@@ -34,7 +35,9 @@ Result<std::string> ParamTable(const std::vector<BufferSlot>& slots, BufferSlot:
 
 space::KernelSpace PallasEmitter::SpaceFor(const analysis::Kernel& kernel,
                                            const target::Target& target) const {
-  return Decide(kernel, target).space;
+  space::KernelSpace s = Decide(kernel, target).space;
+  AddAttentionSpace(kernel, target, s);
+  return s;
 }
 
 Result<Implementation> PallasEmitter::Emit(const analysis::FusionPlan& plan,
@@ -57,8 +60,30 @@ Result<Implementation> PallasEmitter::Emit(const analysis::FusionPlan& plan,
 
   std::ostringstream kernels;
   nlohmann::json map_kernels = nlohmann::json::array();
-  int pallas_count = 0;
+  int pallas_count = 0, fused_count = 0;
+  // Attention chains (q.k dot, softmax, p.v dot) become one flash-attention call at their last
+  // kernel; the others they replace emit nothing (flash_attention.h).
+  const AttentionScan attention = FindAttention(plan);
+  std::map<size_t, const PlannedAttention*> replaced;
+  for (const auto& pa : attention.found) {
+    for (size_t k : pa.kernels) replaced[k] = &pa;
+  }
   for (const analysis::Kernel& k : plan.kernels) {
+    const size_t index = static_cast<size_t>(&k - plan.kernels.data());
+    if (auto it = replaced.find(index); it != replaced.end()) {
+      const PlannedAttention& pa = *it->second;
+      if (index != pa.anchor) {
+        map_kernels.push_back(FusedKernelEntry(k, plan.kernels[pa.anchor]));
+        ++fused_count;
+        continue;
+      }
+      MK_ASSIGN_OR_RETURN(KernelText t, EmitAttentionKernel(plan, pa, candidate.For(static_cast<size_t>(k.id)),
+                                                            target, names));
+      ++pallas_count;
+      kernels << t.text << "\n\n";
+      map_kernels.push_back(t.map);
+      continue;
+    }
     KernelDecision d = Decide(k, target);
     KernelText t;
     if (d.plan.pallas) {
@@ -89,8 +114,14 @@ Result<Implementation> PallasEmitter::Emit(const analysis::FusionPlan& plan,
   }
   for (const analysis::Kernel& k : plan.kernels) {
     std::vector<std::string> ins, outs;
-    for (const Instruction* i : k.inputs) ins.push_back(names.Of(i));
-    for (const Instruction* o : k.outputs) outs.push_back(names.Of(o));
+    std::vector<const Instruction*> kin = k.inputs, kout = k.outputs;
+    if (auto it = replaced.find(static_cast<size_t>(&k - plan.kernels.data())); it != replaced.end()) {
+      if (static_cast<size_t>(&k - plan.kernels.data()) != it->second->anchor) continue;
+      kin = it->second->inputs;
+      kout = it->second->outputs;
+    }
+    for (const Instruction* i : kin) ins.push_back(names.Of(i));
+    for (const Instruction* o : kout) outs.push_back(names.Of(o));
     Line(wl, 4, TupleOf(outs) + " = kernel_" + std::to_string(k.id) + "(" + Join(ins) + ")");
   }
   const Instruction* root = entry.root();
@@ -127,8 +158,10 @@ Result<Implementation> PallasEmitter::Emit(const analysis::FusionPlan& plan,
   nlohmann::json map = {{"module", module.name},
                         {"target", target.name},
                         {"pallas_kernels", pallas_count},
-                        {"glue_kernels", static_cast<int>(plan.kernels.size()) - pallas_count},
+                        {"fused_kernels", fused_count},
+                        {"glue_kernels", static_cast<int>(plan.kernels.size()) - pallas_count - fused_count},
                         {"kernels", map_kernels}};
+  if (!attention.refused.empty()) map["attention_refused"] = attention.refused;
   impl.sources.push_back(
       {"kernel_map.json", map.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"});
   std::string key;
