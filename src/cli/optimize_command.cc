@@ -538,7 +538,8 @@ void AddRunOptions(CLI::App* cmd, OptimizeOptions* o) {
 void AddSearchOptions(CLI::App* cmd, OptimizeOptions* o) {
   cmd->add_option("--algorithm", o->algorithm,
                   "astar (best-first by the roofline bound, pruning what cannot beat the best), "
-                  "beam, random, exhaustive (default astar)");
+                  "beam, evolutionary (mutation and crossover of the fastest points, each "
+                  "generation ranked by the cost model), random, exhaustive (default astar)");
   cmd->add_option("--epsilon", o->epsilon,
                   "Weighted A*: prune what cannot beat the best by this factor (>= 1; default 1)");
   cmd->add_option("--beam-width", o->beam_width, "Beam search: nodes kept per level (default 8)");

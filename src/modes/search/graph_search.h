@@ -11,12 +11,20 @@
 //   is measured in order, then the beam doubles and the walk repeats over what is untried.
 // - random: uniform complete points (the baseline the others must beat); no pruning.
 // - exhaustive: every point in decision order (lexicographic over the value indices).
+// - evolutionary (Ansor-like): the start point, then generations bred from the fastest points
+//   measured so far (evolutionary.h: mutation and crossover; random points until two are
+//   measured). Each generation's children that are illegal, already tried or ruled out by the
+//   bound are dropped (the bound ones counted as pruned, under the decision whose prefix
+//   exceeded it); the rest are ranked by the cost model (higher score first) or, without one, by
+//   their bound, and the best few are proposed, with one random point for exploration. When
+//   breeding finds nothing new, it sweeps what is left (random points, then decision order).
 // No algorithm proposes a point that violates a kernel's joint constraint: astar and beam prune a
 // node as soon as the values it fixes violate one, random and exhaustive skip such a point; each
 // counts as pruned under "constraint <name>".
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -29,6 +37,7 @@
 #include "modes/proposer.h"
 #include "modes/search/cost_model.h"
 #include "modes/search/decision_graph.h"
+#include "modes/search/evolutionary.h"
 #include "modes/search/features.h"
 #include "modes/search/lower_bound.h"
 #include "modes/search/search_options.h"
@@ -53,7 +62,7 @@ class GraphSearch final : public Proposer {
   bool Tried(const space::Candidate& candidate) const override;
   // {"algorithm", "space_size", "decisions", "proposed", "expanded", "frontier",
   //  "pruned_points", "pruned_share", "pruned_by": [{"decision", "points"}], "dropped_points",
-  //  "best_s", "predicted": 0, "model": null,
+  //  "best_s", "generations" (evolutionary; 0 otherwise), "predicted": 0, "model": null,
   //  "admissibility": {"checked", "violations": [{"bound_s", "measured_s", "candidate"}], "ok",
   //                    "median_bound_over_measured"}}
   nlohmann::json Stats() const override;
@@ -87,6 +96,16 @@ class GraphSearch final : public Proposer {
   std::optional<space::Candidate> NextBeam();
   std::optional<space::Candidate> NextRandom();
   std::optional<space::Candidate> NextExhaustive();
+  std::optional<space::Candidate> NextEvolutionary();
+  // One generation of the evolutionary search: its proposals go to evo_queue_.
+  void Breed();
+  // A bred node worth ranking: legal, untried, within the bound (counting what it drops).
+  std::optional<Entry> Admit(Node n);
+  // Counts one complete point the bound rules out (once), under the decision whose prefix
+  // first exceeded the limit.
+  void PrunePoint(const Node& n);
+  // The fastest measured points, fastest first (at most Evolution::kPopulation).
+  std::vector<Individual> Parents() const;
   Entry MakeEntry(Node n, int distance);
   // Scores `entries` with the model (no-op without one).
   void Score(std::vector<Entry>& entries);
@@ -113,6 +132,11 @@ class GraphSearch final : public Proposer {
   // exhaustive
   std::optional<Node> cursor_;
   bool exhausted_ = false;
+  // evolutionary
+  std::map<Node, double> measured_;  // every measured point's best time
+  std::deque<Node> evo_queue_;
+  std::set<Node> bound_pruned_;  // the points PrunePoint counted
+  uint64_t generations_ = 0;
   // the cost model
   Featurizer features_;  // empty: no model
   size_t feature_columns_ = 0;

@@ -35,7 +35,8 @@ std::unique_ptr<GraphSearch> SearchPlan(const agents::Plan& plan, const SearchOp
   for (const auto& k : plan.kernels) weights.push_back(k.lower_bound_s);
   DecisionGraph graph(plan.spaces, weights, StartPoint(plan, options.analytical_init));
   auto search = std::make_unique<GraphSearch>(std::move(graph), BoundOfPlan(plan), options, seed);
-  const bool ordered = options.algorithm == Algorithm::kAstar || options.algorithm == Algorithm::kBeam;
+  const bool ordered = options.algorithm == Algorithm::kAstar || options.algorithm == Algorithm::kBeam ||
+                       options.algorithm == Algorithm::kEvolutionary;
   if (options.use_model && ordered) search->UseModel(FeatureMap(plan));
   return search;
 }
