@@ -67,6 +67,15 @@ class GraphSearch final : public Proposer {
   //                    "median_bound_over_measured"}}
   nlohmann::json Stats() const override;
 
+  // The model this run trained on its own measurements (to persist; model_store.h); null
+  // while it has none (fewer than kMinRowsToTrain measured, or it still runs on the prior).
+  const CostModel* TrainedModel() const {
+    return model_ && !model_is_prior_ && retrained_ > 0 ? &*model_ : nullptr;
+  }
+  size_t TrainedRows() const { return trained_rows_; }
+  // The model it ranks with now: the trained one, else the prior; null without one.
+  const CostModel* CurrentModel() const { return model_ ? &*model_ : nullptr; }
+
   // The bound of a complete candidate (every value fixed).
   double BoundOf(const space::Candidate& c) const;
   const DecisionGraph& graph() const { return graph_; }
