@@ -111,5 +111,8 @@ std::string SourceSection(const json& result, const std::string& best_source);
 
 // The Search section of a search run (empty for other runs).
 std::string SearchSection(const json& result);
+// A search run's best time so far against the measurements spent (duplicates and unfinished
+// candidates spend none), as inline SVG; a note when no measurement produced a time.
+std::string BestSoFarChart(const json& result);
 
 }  // namespace mk::report::html
