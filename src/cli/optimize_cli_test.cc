@@ -339,8 +339,8 @@ TEST_F(OptimizeCliTest, SearchEvolutionarySavesItsModelAndTheNextSearchLoadsIt) 
   EXPECT_NE(html.find("id=\"best-so-far\""), std::string::npos);
   EXPECT_NE(html.find("the cost model&#39;s prior"), std::string::npos);
 
-  // Evolutionary again: its first candidate is the planner's start whatever the model says (an
-  // A* ordered by this prior may start at a two-thread point, which a loaded machine can time out).
+  // One candidate: the planner's start, whatever the prior says (a two-thread point of this
+  // module can time out on a loaded machine, so the test measures no other).
   auto again = RunMaxkernel({"search", task_.string(), "--algorithm", "evolutionary", "--budget",
                              "1", "--db", db_, "--json",
                              "--xla-rounds", "0", "--min-time", "0.02", "--no-probe",

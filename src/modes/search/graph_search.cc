@@ -187,6 +187,19 @@ bool GraphSearch::Tried(const space::Candidate& candidate) const {
 }
 
 std::optional<space::Candidate> GraphSearch::Next() {
+  // The start point (the planner's candidate, or the domains' medians) is measured first even
+  // when a prior model (model_store.h) would order astar's frontier or beam's levels otherwise:
+  // the run's result compares its best with its first candidate, which must be the start.
+  // (Without a prior both reach the start first anyway: no model has been trained yet.)
+  if (!start_offered_ && model_ && model_is_prior_ &&
+      (options_.algorithm == Algorithm::kAstar || options_.algorithm == Algorithm::kBeam)) {
+    start_offered_ = true;
+    Node start;
+    for (size_t i = 0; i < graph_.depth(); ++i) start.push_back(graph_.StartIndex(i));
+    space::Candidate c;
+    // An illegal start (the medians may break a joint constraint) is left to the walk to prune.
+    if (!graph_.Violated(graph_.ToCandidate(start)) && Propose(start, c)) return c;
+  }
   switch (options_.algorithm) {
     case Algorithm::kAstar: return NextAstar();
     case Algorithm::kBeam: return NextBeam();

@@ -128,6 +128,7 @@ class GraphSearch final : public Proposer {
   std::priority_queue<Entry, std::vector<Entry>, Worse> frontier_;
   uint64_t seq_ = 0;
   bool started_ = false;
+  bool start_offered_ = false;  // astar and beam with a prior: the start was proposed first
   std::set<std::string> tried_;
   std::optional<double> best_s_;
   uint64_t proposed_ = 0, expanded_ = 0;
