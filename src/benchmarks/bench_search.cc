@@ -721,6 +721,9 @@ Result<json> ReplaySearchTables(const std::vector<SearchTable>& tables, const Re
     variants.push_back({"astar", Algorithm::kAstar, false, false});
     variants.push_back({prior_bytes ? "beam+model" : "beam+model (cold)", Algorithm::kBeam, true,
                         prior_bytes.has_value()});
+    variants.push_back({prior_bytes ? "evolutionary+model" : "evolutionary+model (cold)",
+                        Algorithm::kEvolutionary, true, prior_bytes.has_value()});
+    variants.push_back({"evolutionary", Algorithm::kEvolutionary, false, false});
     variants.push_back({"random", Algorithm::kRandom, false, false});
     variants.push_back({prior_bytes ? "astar+model, median start" : "astar+model (cold), median start",
                         Algorithm::kAstar, true, prior_bytes.has_value(), true});

@@ -97,6 +97,22 @@ TEST(BenchSearch, ReplayOfASyntheticTableGivesTheExpectedCounts) {
     EXPECT_GE(n.get<int>(), 1);
     EXPECT_LE(n.get<int>(), 19);
   }
+  // The evolutionary search has its rows: it starts at the start, (1,1) (the best at a budget of
+  // one), then breeds; it reaches the best on every seed, within the 19 distinct libraries.
+  for (const char* name : {"evolutionary", "evolutionary+model (cold)"}) {
+    const json* evo = Algo(tj, name);
+    ASSERT_NE(evo, nullptr) << name;
+    ASSERT_EQ((*evo)["needed"].size(), 5u) << name;
+    for (const json& n : (*evo)["needed"]) {
+      ASSERT_TRUE(n.is_number()) << name;
+      EXPECT_GE(n.get<int>(), 2) << name;
+      EXPECT_LE(n.get<int>(), 19) << name;
+    }
+    EXPECT_DOUBLE_EQ((*evo)["best_at_budget_over_best_median"].get<double>(), 1.5) << name;
+    EXPECT_TRUE((*evo)["admissible"].get<bool>()) << name;
+  }
+  EXPECT_EQ(Algo(tj, "evolutionary+model"), nullptr);
+  EXPECT_NE(FormatSearchReplay(*r).find("evolutionary+model (cold)"), std::string::npos);
   // One table: no transfer model; the cold-start model leads the comparison with random.
   EXPECT_EQ(Algo(tj, "astar+model"), nullptr);
   EXPECT_NE(Algo(tj, "astar+model (cold)"), nullptr);
@@ -124,6 +140,7 @@ TEST(BenchSearch, LeaveOneTableOutRanksTheHeldOutTable) {
     EXPECT_GE(rk["top10_recall"].get<double>(), 0.5);
     EXPECT_NE(Algo(tj, "astar+model"), nullptr);
     EXPECT_NE(Algo(tj, "beam+model"), nullptr);
+    EXPECT_NE(Algo(tj, "evolutionary+model"), nullptr);
     EXPECT_EQ(tj["random_over_astar_of"], "astar+model");
   }
 }

@@ -315,6 +315,52 @@ TEST_F(OptimizeCliTest, SearchWalksTheDecisionGraphAndSaysWhatItPrunedAndChecked
   EXPECT_NE(eps.err.find("epsilon"), std::string::npos) << eps.err;
 }
 
+// Items 4-6 through the binary: --algorithm evolutionary, --save-model then --model, the prior
+// in the result, the progress on stderr (never in the JSON on stdout), the report's search parts.
+TEST_F(OptimizeCliTest, SearchEvolutionarySavesItsModelAndTheNextSearchLoadsIt) {
+  const fs::path model = dir_ / "model.json";
+  const fs::path report = dir_ / "search.html";
+  auto r = RunMaxkernel({"search", task_.string(), "--algorithm", "evolutionary", "--budget", "4",
+                         "--db", db_, "--json", "--xla-rounds", "0", "--min-time", "0.02",
+                         "--no-probe", "--profile-kernels", "0", "--save-model", model.string(),
+                         "--report", report.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;  // stdout is the JSON alone
+  EXPECT_EQ(j["search"]["algorithm"], "evolutionary");
+  EXPECT_EQ(j["search"]["prior"]["source"], "none");
+  EXPECT_GE(j["search"]["generations"].get<int>(), 1);
+  EXPECT_FALSE(j["search"]["model_export"].contains("error")) << j["search"].dump();
+  EXPECT_TRUE(fs::exists(model));
+  for (const char* part : {"measured ", "pruned ", "frontier ", "best "}) {
+    EXPECT_NE(r.err.find(part), std::string::npos) << "progress lacks " << part << ": " << r.err;
+  }
+  const std::string html = ReadFile(report);
+  EXPECT_NE(html.find("id=\"best-so-far\""), std::string::npos);
+  EXPECT_NE(html.find("the cost model&#39;s prior"), std::string::npos);
+
+  // One candidate: the planner's start, whatever the prior says (a two-thread point of this
+  // module can time out on a loaded machine, so the test measures no other).
+  auto again = RunMaxkernel({"search", task_.string(), "--algorithm", "evolutionary", "--budget",
+                             "1", "--db", db_, "--json",
+                             "--xla-rounds", "0", "--min-time", "0.02", "--no-probe",
+                             "--profile-kernels", "0", "--model", model.string()});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  json k = json::parse(again.out, nullptr, false);
+  ASSERT_TRUE(k.is_object()) << again.out;
+  EXPECT_EQ(k["search"]["prior"]["source"], "file");
+  EXPECT_EQ(k["search"]["prior"]["path"], model.string());
+
+  const fs::path junk = dir_ / "junk.json";
+  std::ofstream(junk) << "{ not a model";
+  auto bad = RunMaxkernel({"search", task_.string(), "--db", db_, "--no-probe", "--model", junk.string()});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find(junk.string()), std::string::npos) << bad.err;
+  auto not_search = RunMaxkernel({"optimize", task_.string(), "--db", db_, "--no-probe", "--model",
+                                  model.string()});
+  EXPECT_EQ(not_search.exit_code, 2) << not_search.err;
+}
+
 TEST_F(OptimizeCliTest, SearchWithoutAnalyticalInitProposesPointsOfTheFixedGrids) {
   auto r = RunMaxkernel({"search", task_.string(), "--no-analytical-init", "--budget", "3",
                          "--db", db_, "--json", "--xla-rounds", "0", "--min-time", "0.02",

@@ -69,6 +69,8 @@ struct OptimizeOptions {
   int beam_width = 8;
   bool no_analytical_init = false;
   std::string graph;
+  std::string model;       // --model FILE: the cost model to start from
+  std::string save_model;  // --save-model FILE
   std::string command = "optimize";  // how the resume hint names the command
 };
 
@@ -271,6 +273,9 @@ void PrintTable(const json& r, const std::map<int64_t, double>& took_s) {
 // `optimize --target tpu-*`: the TPU model as the profiler (modes/auto/tpu_auto.h).
 Result<int> RunTpuOptimize(const OptimizeOptions& o, target::Target tpu) {
   if (o.resume) return InvalidArgument("--resume is for CPU runs; a TPU run takes seconds, start a new one");
+  if (!o.model.empty() || !o.save_model.empty()) {
+    return InvalidArgument("--model and --save-model are for --target cpu search runs");
+  }
   if (o.task.empty()) return InvalidArgument("give a task directory");
   modes::TpuAutoRequest req;
   req.task_dir = o.task;
@@ -374,6 +379,12 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
     return InvalidArgument("--mode must be auto or search, not '" + o.mode + "'");
   }
   req.graph_path = o.graph;
+  if ((!o.model.empty() || !o.save_model.empty()) && o.mode != "search") {
+    return InvalidArgument("--model and --save-model are for search runs (`maxkernel search`, "
+                           "`optimize --mode search`)");
+  }
+  req.model_file = o.model;
+  req.save_model_path = o.save_model;
 
   MK_ASSIGN_OR_RETURN(store::DataDir dir, store::ResolveDataDir(o.db));
   MK_RETURN_IF_ERROR(store::EnsureDataDir(dir));
@@ -549,7 +560,8 @@ void AddRunOptions(CLI::App* cmd, OptimizeOptions* o) {
 void AddSearchOptions(CLI::App* cmd, OptimizeOptions* o) {
   cmd->add_option("--algorithm", o->algorithm,
                   "astar (best-first by the roofline bound, pruning what cannot beat the best), "
-                  "beam, random, exhaustive (default astar)");
+                  "beam, evolutionary (mutation and crossover of the fastest points, each "
+                  "generation ranked by the cost model), random, exhaustive (default astar)");
   cmd->add_option("--epsilon", o->epsilon,
                   "Weighted A*: prune what cannot beat the best by this factor (>= 1; default 1)");
   cmd->add_option("--beam-width", o->beam_width, "Beam search: nodes kept per level (default 8)");
@@ -557,6 +569,12 @@ void AddSearchOptions(CLI::App* cmd, OptimizeOptions* o) {
                 "Start from each parameter domain's median value instead of the planner's "
                 "analytical candidate");
   cmd->add_option("--graph", o->graph, "Write the explored decision graph (Graphviz DOT) to FILE");
+  cmd->add_option("--model", o->model,
+                  "Start the cost model from FILE (an XGBoost model, or one --save-model wrote) "
+                  "instead of the newest model stored for this target and CPU model");
+  cmd->add_option("--save-model", o->save_model,
+                  "Write the cost model the run ranked with at the end to FILE (XGBoost's JSON "
+                  "model; --model reads it)");
 }
 
 const char* kExitFooter =

@@ -114,5 +114,8 @@ std::string SearchSection(const json& result);
 // The TPU section of a run for a TPU target (empty for other runs): per kernel, Pallas or XLA
 // glue, the operations in each, the modelled time (report_html_tpu.cc).
 std::string TpuSection(const json& result);
+// A search run's best time so far against the measurements spent (duplicates and unfinished
+// candidates spend none), as inline SVG; a note when no measurement produced a time.
+std::string BestSoFarChart(const json& result);
 
 }  // namespace mk::report::html

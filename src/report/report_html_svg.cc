@@ -296,6 +296,65 @@ std::string ConvergenceChart(const json& result) {
   return s;
 }
 
+// ---- best so far against measurements (search runs) -----------------------------------------
+
+std::string BestSoFarChart(const json& result) {
+  // (measurements spent, best time so far) after each measurement that had a best by then.
+  std::vector<std::pair<int, double>> steps;
+  int spent = 0;
+  std::optional<double> best;
+  const json* candidates = Field(result, "candidates");
+  if (candidates && candidates->is_array()) {
+    for (const json& c : *candidates) {
+      if (!c.is_object()) continue;
+      const std::string status = Text(c, "status").value_or("");
+      if (status == "duplicate" || status == "unfinished") continue;  // no budget spent
+      ++spent;
+      const std::optional<double> t = Number(c, "median_s");
+      if (status == "correct" && t && *t > 0 && (!best || *t < *best)) best = t;
+      if (best) steps.push_back({spent, *best});
+    }
+  }
+  if (steps.empty()) return Missing("No measurement produced a time: there is no best-so-far curve.");
+  double lo = steps.back().second, hi = steps.front().second;
+  const int w = 760, h = 260;
+  const double axis_y = h - 48;
+  Frame f{80, w - 24.0, 14, axis_y};
+  Axis x = LinearAxis(0.5, spent + 0.5, f.left, f.right, 10, true);
+  x.lo = 0.5;
+  x.hi = spent + 0.5;
+  const bool log = hi / lo >= 10;
+  Axis y = log ? LogAxis(lo, hi, f.bottom - 6, f.top)
+               : LinearAxis(lo - (hi > lo ? 0.1 * (hi - lo) : 0.1 * hi),
+                            hi + (hi > lo ? 0.1 * (hi - lo) : 0.1 * hi), f.bottom - 6, f.top, 5, false);
+  std::string s = SvgOpen("best-so-far", w, h, "best time so far against measurements");
+  s += AxesSvg(f, x, y, FormatPlain, FormatSeconds, "measurements spent",
+               log ? "best so far (log scale)" : "best so far", axis_y);
+  std::string path;
+  double last_y = 0;
+  for (const auto& [n, t] : steps) {
+    const double px = x.Map(n), py = y.Map(t);
+    if (path.empty()) {
+      path = "M" + Px(px) + " " + Px(py);
+    } else {
+      path += " H" + Px(px);
+      if (py != last_y) path += " V" + Px(py);
+    }
+    last_y = py;
+  }
+  s += "<path d=\"" + path + "\" fill=\"none\" stroke=\"#1f5f99\" stroke-width=\"2\"/>\n";
+  // A dot where the best improved, titled with the measurement and the time.
+  std::optional<double> previous;
+  for (const auto& [n, t] : steps) {
+    if (previous && t >= *previous) continue;
+    previous = t;
+    s += "<circle cx=\"" + Px(x.Map(n)) + "\" cy=\"" + Px(y.Map(t)) +
+         "\" r=\"4\" fill=\"#1f5f99\" stroke=\"#fff\"><title>" +
+         Escape("measurement " + std::to_string(n) + ": " + FormatSeconds(t)) + "</title></circle>\n";
+  }
+  return s + "</svg>\n";
+}
+
 // ---- roofline --------------------------------------------------------------------------------
 
 namespace {

@@ -288,5 +288,52 @@ TEST(ReportHtmlTest, ATpuRunSaysWhichOperationsRunInPallasAndWhichInGlueEscaped)
   EXPECT_EQ(html.find("add.<2>"), std::string::npos);
 }
 
+// Item 6: the best-so-far curve against measurements (a duplicate or an unfinished candidate
+// spends none), the pruned share split by reason, the generations and the model's prior, every
+// string escaped.
+TEST(ReportHtmlTest, ASearchRunDrawsItsBestSoFarAgainstMeasurementsAndThePrunedShare) {
+  using test_util::FullResult;
+  json r = FullResult();
+  r["candidates"] = json::array();
+  auto cand = [](int seq, const char* status, json median) {
+    return json{{"seq", seq}, {"status", status}, {"median_s", median}, {"schedule", json::object()}};
+  };
+  r["candidates"].push_back(cand(0, "correct", 3e-6));
+  r["candidates"].push_back(cand(1, "duplicate", nullptr));
+  r["candidates"].push_back(cand(2, "build_failed", nullptr));
+  r["candidates"].push_back(cand(3, "correct", 2e-6));
+  r["candidates"].push_back(cand(4, "unfinished", nullptr));
+  r["search"] = {{"algorithm", "evolutionary"},
+                 {"space_size", 1000},
+                 {"proposed", 4},
+                 {"pruned_points", 300},
+                 {"pruned_share", 0.3},
+                 {"generations", 7},
+                 {"pruned_by", {{{"decision", "kernel 0 threads=1 <i>"}, {"points", 200}},
+                                {{"decision", "constraint tile & budget"}, {"points", 100}}}},
+                 {"prior", {{"source", "file"}, {"path", "/m/<model>.json"}, {"sha256", "abcdef0123456789"},
+                            {"run_id", nullptr}, {"note", nullptr}}},
+                 {"admissibility", {{"checked", 2}, {"ok", true}}}};
+  std::string html = RenderOptimizeReport(r);
+  test_util::ExpectSound(html);
+  for (const char* needle : {"id=\"best-so-far\"", "measurements spent", "measurement 1: ",
+                             "measurement 3: ", "generations bred", "file /m/&lt;model&gt;.json",
+                             "abcdef012345", "kernel 0 threads=1 &lt;i&gt;", "20.0%",
+                             "constraint tile &amp; budget", "10.0%", "30.0% of the space pruned"}) {
+    EXPECT_NE(html.find(needle), std::string::npos) << "missing: " << needle;
+  }
+  // Three measurements (the duplicate and the unfinished spent none): no fourth point.
+  EXPECT_EQ(html.find("measurement 4: "), std::string::npos);
+  EXPECT_EQ(html.find("measurement 2: "), std::string::npos);  // the failure did not improve
+  EXPECT_EQ(html.find("<model>"), std::string::npos);
+  EXPECT_EQ(html.find("<i>"), std::string::npos);
+
+  // No time at all: a note instead of a curve.
+  for (auto& c : r["candidates"]) c["median_s"] = nullptr;
+  html = RenderOptimizeReport(r);
+  EXPECT_EQ(html.find("id=\"best-so-far\""), std::string::npos);
+  EXPECT_NE(html.find("no best-so-far curve"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace mk::report

@@ -13,6 +13,8 @@
 #include "agents/implementer.h"
 #include "agents/kernel_profiler.h"
 #include "modes/auto/neighbourhood_search.h"
+#include "modes/search/features.h"
+#include "modes/search/model_store.h"
 #include "modes/search/plan_search.h"
 #include "agents/xla_comparison.h"
 #include "hlo/printer.h"
@@ -251,6 +253,14 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
     lease = std::move(*taken);
     return Status::Ok();
   };
+  // The cost model a search starts from: chosen when the run starts, kept with its options.
+  search::Prior prior;
+  const size_t feature_columns = search::FeatureMap::Names().size();
+  const bool uses_model = options.search && options.search->use_model;
+  if (!request.model_file.empty() && request.resume_run) {
+    return InvalidArgument("--model is chosen when a run starts; run " +
+                           std::to_string(*request.resume_run) + " resumes with its own prior");
+  }
   if (request.resume_run) {
     run_id = *request.resume_run;
     Result<store::RunRecord> run = db.GetRun(run_id);
@@ -263,6 +273,11 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
     if (request.override_time_budget_s) options.time_budget_s = *request.override_time_budget_s;
     task_dir = config.value("task_dir", run->task_directory);
     stored_module_sha = config.value("module_artifact", std::string());
+    if (options.search && options.search->use_model && config.contains("search_prior")) {
+      MK_ASSIGN_OR_RETURN(prior, search::PriorOfArtifact(artifacts, config["search_prior"], feature_columns));
+    }
+  } else if (!request.model_file.empty() && !(options.search && options.search->use_model)) {
+    return InvalidArgument("--model is for search runs that use the cost model");
   }
   // Stored absolute, so the run resumes (and exports) from any working directory.
   {
@@ -300,9 +315,15 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
     nr.task_id = task_id;
     nr.mode = options.search ? store::RunMode::kSearch : store::RunMode::kAuto;
     nr.target = engine.target().name;
+    if (uses_model) {
+      MK_ASSIGN_OR_RETURN(prior, search::ChoosePrior(db, artifacts, request.model_file,
+                                                     engine.target().name, engine.target().model,
+                                                     feature_columns));
+    }
     json config = OptionsToJson(options);
     config["task_dir"] = task_dir;
     config["module_artifact"] = module_sha;
+    if (uses_model) config["search_prior"] = prior.ToJson();
     nr.config_json = config.dump();
     MK_ASSIGN_OR_RETURN(run_id, db.CreateRun(nr));
     MK_RETURN_IF_ERROR(take_lease());
@@ -343,8 +364,12 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
   for (const auto& k : plan->kernels) weights.push_back(k.lower_bound_s);
   const uint64_t proposer_seed = options.seed + static_cast<uint64_t>(run_id);
   std::unique_ptr<Proposer> proposer;
+  search::GraphSearch* graph_search = nullptr;  // the proposer, for a search run
   if (options.search) {
-    proposer = search::SearchPlan(*plan, *options.search, proposer_seed);
+    auto gs = search::SearchPlan(*plan, *options.search, proposer_seed, std::move(prior.model));
+    prior.model.reset();
+    graph_search = gs.get();
+    proposer = std::move(gs);
   } else {
     proposer = std::make_unique<NeighbourhoodSearch>(plan->spaces, plan->initial, weights,
                                                      proposer_seed);
@@ -750,7 +775,37 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
   }
   result["candidates"] = candidates;
   result["mode"] = options.search ? "search" : "auto";
-  if (options.search) result["search"] = search.Stats();
+  if (options.search) {
+    result["search"] = search.Stats();
+    if (options.search->use_model) result["search"]["prior"] = prior.ToJson();
+    // The model this run trained is kept for the next search on this target and CPU model.
+    json saved = nullptr;
+    if (graph_search && graph_search->TrainedModel()) {
+      Result<std::string> sha = search::SaveRunModel(db, artifacts, run_id, engine.target().name,
+                                                     engine.target().model,
+                                                     *graph_search->TrainedModel(),
+                                                     graph_search->TrainedRows());
+      saved = sha.ok() ? json(*sha) : json{{"error", sha.status().message()}};
+    }
+    if (result["search"]["model"].is_object()) result["search"]["model"]["saved_sha256"] = saved;
+    if (!request.save_model_path.empty()) {
+      const search::CostModel* m = graph_search ? graph_search->CurrentModel() : nullptr;
+      json exported = {{"path", request.save_model_path}};
+      Result<std::string> bytes = m ? m->SerializeXgboost()
+                                    : Result<std::string>(NotFound(
+                                          "no model to save: the run measured fewer than " +
+                                          std::to_string(search::GraphSearch::kMinRowsToTrain) +
+                                          " candidates and had no prior, or the model is off"));
+      if (bytes.ok()) {
+        std::ofstream out(request.save_model_path, std::ios::binary | std::ios::trunc);
+        out << *bytes;
+        out.close();
+        if (!out) bytes = IoError("cannot write " + request.save_model_path);
+      }
+      if (!bytes.ok()) exported["error"] = bytes.status().message();
+      result["search"]["model_export"] = exported;
+    }
+  }
   if (!request.graph_path.empty()) {
     std::ofstream dot(request.graph_path);
     dot << search.GraphDot();

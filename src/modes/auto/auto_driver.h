@@ -61,6 +61,12 @@ struct AutoRequest {
   const std::atomic<bool>* stop = nullptr;  // set (e.g. by SIGINT): finish the current step, stop
   // Where to write the explored search graph (Graphviz DOT) at the end; "" for none.
   std::string graph_path;
+  // Search runs: the cost model to start from (`--model FILE`; modes/search/model_store.h).
+  // Empty: the newest model stored for this target and CPU model, if any. A new run only.
+  std::string model_file;
+  // Search runs: where to write the model the run ranked with at the end, as XGBoost's JSON
+  // model (`--save-model FILE`); "" for nowhere.
+  std::string save_model_path;
 };
 
 struct AutoProgress {

@@ -228,5 +228,67 @@ TEST_F(AutoDriverTest, TheTargetMetricStopsTheRunEarly) {
   EXPECT_EQ((*r)["iterations"], 1);
 }
 
+// Item 4: a search run keeps the model it trained (an artifact and a "search.model" event); the
+// next search on this target and CPU model starts from it; --model FILE (here the first run's
+// --save-model export) is a prior of its own; the result says which prior each used.
+TEST_F(AutoDriverTest, ASearchKeepsItsModelAndTheNextSearchStartsFromIt) {
+  auto search_request = [&](int budget) {
+    AutoRequest req = Request(budget);
+    req.options.compare_rounds = 0;
+    req.options.profile_kernels = 0;
+    req.options.pipeline.test_seeds = 1;
+    req.options.pipeline.protocol.min_seconds = 0.005;
+    req.options.search = search::SearchOptions{};
+    return req;
+  };
+  const std::string exported = (tmp_.path() / "exported.json").string();
+  AutoRequest first = search_request(5);
+  first.save_model_path = exported;
+  auto a = RunAuto(first, *db_, *artifacts_, engine_);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  const json& sa = (*a)["search"];
+  EXPECT_EQ(sa["prior"]["source"], "none") << sa.dump();
+  ASSERT_GE((*a)["iterations"].get<int>(), 4) << "too few points measured to train";
+  ASSERT_TRUE(sa["model"]["saved_sha256"].is_string()) << sa["model"].dump();
+  const std::string saved = sa["model"]["saved_sha256"].get<std::string>();
+  EXPECT_TRUE(artifacts_->Contains(saved));
+  EXPECT_FALSE(sa["model_export"].contains("error")) << sa["model_export"].dump();
+  EXPECT_TRUE(std::filesystem::exists(exported));
+  bool recorded = false;
+  auto events = db_->ListEvents((*a)["run_id"].get<int64_t>(), 0);
+  ASSERT_TRUE(events.ok());
+  for (const auto& e : *events) {
+    recorded = recorded || (e.kind == "search.model" && e.payload_json.find(saved) != std::string::npos);
+  }
+  EXPECT_TRUE(recorded);
+
+  auto b = RunAuto(search_request(1), *db_, *artifacts_, engine_);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  const json& pb = (*b)["search"]["prior"];
+  EXPECT_EQ(pb["source"], "store") << pb.dump();
+  EXPECT_EQ(pb["sha256"], saved);
+  EXPECT_EQ(pb["run_id"], (*a)["run_id"]);
+  EXPECT_TRUE((*b)["search"]["model"]["prior"].get<bool>());
+  // The prior orders what comes after the start: the first candidate is still the planner's.
+  ASSERT_EQ((*b)["candidates"].size(), 1u);
+  EXPECT_EQ((*b)["candidates"][0]["schedule"], (*a)["candidates"][0]["schedule"]);
+
+  AutoRequest with_file = search_request(1);
+  with_file.model_file = exported;
+  auto c = RunAuto(with_file, *db_, *artifacts_, engine_);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ((*c)["search"]["prior"]["source"], "file");
+  EXPECT_EQ((*c)["search"]["prior"]["path"], exported);
+
+  AutoRequest bad = search_request(1);
+  bad.model_file = (tmp_.path() / "absent.json").string();
+  auto d = RunAuto(bad, *db_, *artifacts_, engine_);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), ErrorCode::kInvalidArgument);
+  AutoRequest not_search = Request(1);
+  not_search.model_file = exported;
+  EXPECT_FALSE(RunAuto(not_search, *db_, *artifacts_, engine_).ok());
+}
+
 }  // namespace
 }  // namespace mk::modes

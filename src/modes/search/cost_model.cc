@@ -127,20 +127,43 @@ Result<std::string> CostModel::Serialize() const {
 }
 
 Result<CostModel> CostModel::Deserialize(const std::string& bytes) {
-  const size_t nl = bytes.find('\n');
-  if (nl == std::string::npos || nl == 0 || nl > 6) return InvalidArgument("not a maxkernel cost model");
+  // maxkernel's form starts with the column count; anything else is tried as XGBoost's own model
+  // (JSON or UBJSON, as `Booster.save_model` writes it), whose feature count XGBoost knows.
+  const bool ours = !bytes.empty() && bytes[0] >= '0' && bytes[0] <= '9';
+  size_t skip = 0;
   CostModel model;
-  try {
-    model.columns_ = std::stoul(bytes.substr(0, nl));
-  } catch (...) {
-    return InvalidArgument("not a maxkernel cost model");
+  if (ours) {
+    const size_t nl = bytes.find('\n');
+    if (nl == std::string::npos || nl == 0 || nl > 6) return InvalidArgument("not a maxkernel cost model");
+    try {
+      model.columns_ = std::stoul(bytes.substr(0, nl));
+    } catch (...) {
+      return InvalidArgument("not a maxkernel cost model");
+    }
+    skip = nl + 1;
+  } else if (bytes.empty() || bytes[0] != '{') {
+    return InvalidArgument("not a maxkernel cost model nor an XGBoost model");
   }
   if (XGBoosterCreate(nullptr, 0, &model.booster_) != 0) return XgbError("booster");
-  if (XGBoosterLoadModelFromBuffer(model.booster_, bytes.data() + nl + 1, bytes.size() - nl - 1) != 0) {
+  if (XGBoosterLoadModelFromBuffer(model.booster_, bytes.data() + skip, bytes.size() - skip) != 0) {
     return XgbError("loading");
+  }
+  if (!ours) {
+    bst_ulong features = 0;
+    if (XGBoosterGetNumFeature(model.booster_, &features) != 0) return XgbError("reading the feature count");
+    if (features == 0) return InvalidArgument("the XGBoost model has no features");
+    model.columns_ = static_cast<size_t>(features);
   }
   return model;
 }
 
+Result<std::string> CostModel::SerializeXgboost() const {
+  bst_ulong len = 0;
+  const char* bytes = nullptr;
+  if (XGBoosterSaveModelToBuffer(booster_, R"({"format": "json"})", &len, &bytes) != 0) {
+    return XgbError("saving");
+  }
+  return std::string(bytes, len);
+}
 
 }  // namespace mk::modes::search

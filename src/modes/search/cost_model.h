@@ -46,9 +46,13 @@ class CostModel {
   static Result<CostModel> Train(const RankingData& data) { return Train(data, Options{}); }
   // Scores (higher = predicted faster) for `rows` (row-major, `columns` wide).
   Result<std::vector<float>> Predict(const std::vector<float>& rows, size_t columns) const;
-  // The model as bytes (XGBoost's JSON model), to store as an artifact, and back.
+  // The model as bytes (its column count, a newline, XGBoost's JSON model), to store as an
+  // artifact, and back. Deserialize also takes XGBoost's own model file (JSON or UBJSON, no
+  // column count: XGBoost's feature count is taken).
   Result<std::string> Serialize() const;
   static Result<CostModel> Deserialize(const std::string& bytes);
+  // XGBoost's JSON model alone (what `xgboost.Booster.load_model` reads).
+  Result<std::string> SerializeXgboost() const;
   size_t columns() const { return columns_; }
 
  private:

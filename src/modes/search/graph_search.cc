@@ -136,7 +136,16 @@ void GraphSearch::PruneIllegal(const Node& n, const space::Constraint& c) {
 
 bool GraphSearch::Propose(const Node& n, space::Candidate& out) {
   space::Candidate c = graph_.ToCandidate(n);
-  if (!tried_.insert(CandidateKey(c)).second) return false;
+  std::string key = CandidateKey(c);
+  // A point pruned already (counted once) is not proposed, nor counted again.
+  if (tried_.count(key) || illegal_.count(n) || bound_pruned_.count(n)) return false;
+  // The evolutionary search's queue was ranked before the latest measurements, and its sweep is
+  // unchecked: what the best measured time has put out of reach since is pruned, not measured.
+  if (options_.algorithm == Algorithm::kEvolutionary && BoundOfNode(n) > PruneLimit()) {
+    PrunePoint(n);
+    return false;
+  }
+  tried_.insert(std::move(key));
   // Random and exhaustive points reach here unchecked (each once: it is now tried).
   if (const space::Constraint* v = graph_.Violated(c)) {
     PruneIllegal(n, *v);
@@ -159,6 +168,13 @@ void GraphSearch::Record(const space::Candidate& candidate, std::optional<double
     violations_.push_back({{"bound_s", b}, {"measured_s", *time_s}, {"candidate", space::ToJson(candidate)}});
   }
   if (!best_s_ || *time_s < *best_s_) best_s_ = *time_s;
+  if (options_.algorithm == Algorithm::kEvolutionary) {
+    // The population: a point the implementer completed outside the graph's domains has no node.
+    if (std::optional<Node> n = graph_.NodeOf(candidate)) {
+      auto [it, added] = measured_.emplace(std::move(*n), *time_s);
+      if (!added) it->second = std::min(it->second, *time_s);
+    }
+  }
   if (features_) {
     run_rows_.Add(features_(candidate), 0);
     run_times_.push_back(*time_s);
@@ -171,11 +187,25 @@ bool GraphSearch::Tried(const space::Candidate& candidate) const {
 }
 
 std::optional<space::Candidate> GraphSearch::Next() {
+  // The start point (the planner's candidate, or the domains' medians) is measured first even
+  // when a prior model (model_store.h) would order astar's frontier or beam's levels otherwise:
+  // the run's result compares its best with its first candidate, which must be the start.
+  // (Without a prior both reach the start first anyway: no model has been trained yet.)
+  if (!start_offered_ && model_ && model_is_prior_ &&
+      (options_.algorithm == Algorithm::kAstar || options_.algorithm == Algorithm::kBeam)) {
+    start_offered_ = true;
+    Node start;
+    for (size_t i = 0; i < graph_.depth(); ++i) start.push_back(graph_.StartIndex(i));
+    space::Candidate c;
+    // An illegal start (the medians may break a joint constraint) is left to the walk to prune.
+    if (!graph_.Violated(graph_.ToCandidate(start)) && Propose(start, c)) return c;
+  }
   switch (options_.algorithm) {
     case Algorithm::kAstar: return NextAstar();
     case Algorithm::kBeam: return NextBeam();
     case Algorithm::kRandom: return NextRandom();
     case Algorithm::kExhaustive: return NextExhaustive();
+    case Algorithm::kEvolutionary: return NextEvolutionary();
   }
   return std::nullopt;
 }
@@ -359,6 +389,7 @@ nlohmann::json GraphSearch::Stats() const {
           {"pruned_by", pruned_by_json},
           {"dropped_points", dropped_points_},
           {"best_s", best_s_ ? nlohmann::json(*best_s_) : nlohmann::json(nullptr)},
+          {"generations", generations_},
           {"predicted", predicted_},
           {"model", features_ ? nlohmann::json{{"kind", "xgboost rank:pairwise"},
                                                {"features", feature_columns_},

@@ -11,12 +11,20 @@
 //   is measured in order, then the beam doubles and the walk repeats over what is untried.
 // - random: uniform complete points (the baseline the others must beat); no pruning.
 // - exhaustive: every point in decision order (lexicographic over the value indices).
+// - evolutionary (Ansor-like): the start point, then generations bred from the fastest points
+//   measured so far (evolutionary.h: mutation and crossover; random points until two are
+//   measured). Each generation's children that are illegal, already tried or ruled out by the
+//   bound are dropped (the bound ones counted as pruned, under the decision whose prefix
+//   exceeded it); the rest are ranked by the cost model (higher score first) or, without one, by
+//   their bound, and the best few are proposed, with one random point for exploration. When
+//   breeding finds nothing new, it sweeps what is left (random points, then decision order).
 // No algorithm proposes a point that violates a kernel's joint constraint: astar and beam prune a
 // node as soon as the values it fixes violate one, random and exhaustive skip such a point; each
 // counts as pruned under "constraint <name>".
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -29,6 +37,7 @@
 #include "modes/proposer.h"
 #include "modes/search/cost_model.h"
 #include "modes/search/decision_graph.h"
+#include "modes/search/evolutionary.h"
 #include "modes/search/features.h"
 #include "modes/search/lower_bound.h"
 #include "modes/search/search_options.h"
@@ -53,10 +62,19 @@ class GraphSearch final : public Proposer {
   bool Tried(const space::Candidate& candidate) const override;
   // {"algorithm", "space_size", "decisions", "proposed", "expanded", "frontier",
   //  "pruned_points", "pruned_share", "pruned_by": [{"decision", "points"}], "dropped_points",
-  //  "best_s", "predicted": 0, "model": null,
+  //  "best_s", "generations" (evolutionary; 0 otherwise), "predicted": 0, "model": null,
   //  "admissibility": {"checked", "violations": [{"bound_s", "measured_s", "candidate"}], "ok",
   //                    "median_bound_over_measured"}}
   nlohmann::json Stats() const override;
+
+  // The model this run trained on its own measurements (to persist; model_store.h); null
+  // while it has none (fewer than kMinRowsToTrain measured, or it still runs on the prior).
+  const CostModel* TrainedModel() const {
+    return model_ && !model_is_prior_ && retrained_ > 0 ? &*model_ : nullptr;
+  }
+  size_t TrainedRows() const { return trained_rows_; }
+  // The model it ranks with now: the trained one, else the prior; null without one.
+  const CostModel* CurrentModel() const { return model_ ? &*model_ : nullptr; }
 
   // The bound of a complete candidate (every value fixed).
   double BoundOf(const space::Candidate& c) const;
@@ -87,6 +105,16 @@ class GraphSearch final : public Proposer {
   std::optional<space::Candidate> NextBeam();
   std::optional<space::Candidate> NextRandom();
   std::optional<space::Candidate> NextExhaustive();
+  std::optional<space::Candidate> NextEvolutionary();
+  // One generation of the evolutionary search: its proposals go to evo_queue_.
+  void Breed();
+  // A bred node worth ranking: legal, untried, within the bound (counting what it drops).
+  std::optional<Entry> Admit(Node n);
+  // Counts one complete point the bound rules out (once), under the decision whose prefix
+  // first exceeded the limit.
+  void PrunePoint(const Node& n);
+  // The fastest measured points, fastest first (at most Evolution::kPopulation).
+  std::vector<Individual> Parents() const;
   Entry MakeEntry(Node n, int distance);
   // Scores `entries` with the model (no-op without one).
   void Score(std::vector<Entry>& entries);
@@ -100,6 +128,7 @@ class GraphSearch final : public Proposer {
   std::priority_queue<Entry, std::vector<Entry>, Worse> frontier_;
   uint64_t seq_ = 0;
   bool started_ = false;
+  bool start_offered_ = false;  // astar and beam with a prior: the start was proposed first
   std::set<std::string> tried_;
   std::optional<double> best_s_;
   uint64_t proposed_ = 0, expanded_ = 0;
@@ -113,6 +142,11 @@ class GraphSearch final : public Proposer {
   // exhaustive
   std::optional<Node> cursor_;
   bool exhausted_ = false;
+  // evolutionary
+  std::map<Node, double> measured_;  // every measured point's best time
+  std::deque<Node> evo_queue_;
+  std::set<Node> bound_pruned_;  // the points PrunePoint counted
+  uint64_t generations_ = 0;
   // the cost model
   Featurizer features_;  // empty: no model
   size_t feature_columns_ = 0;

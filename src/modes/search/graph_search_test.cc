@@ -159,7 +159,8 @@ TEST(GraphSearchTest, AMeasurementBelowTheBoundIsAnAdmissibilityViolation) {
 }
 
 TEST(GraphSearchTest, EveryAlgorithmCoversASmallSpaceOnceAndSkipsWhatWasRecorded) {
-  for (Algorithm a : {Algorithm::kExhaustive, Algorithm::kRandom, Algorithm::kBeam, Algorithm::kAstar}) {
+  for (Algorithm a : {Algorithm::kExhaustive, Algorithm::kRandom, Algorithm::kBeam, Algorithm::kAstar,
+                      Algorithm::kEvolutionary}) {
     GraphSearch s = Make(a, 7);
     // A resumed run's history: these two are never proposed again.
     space::Candidate done = Initial(Spaces());
@@ -189,6 +190,8 @@ TEST(SearchOptionsTest, RoundTripsAndRefusesNonsense) {
   EXPECT_EQ(back->beam_width, 3);
   EXPECT_FALSE(back->analytical_init);
   EXPECT_FALSE(ParseAlgorithm("annealing").ok());
+  ASSERT_TRUE(ParseAlgorithm("evolutionary").ok());
+  EXPECT_EQ(*ParseAlgorithm("evolutionary"), Algorithm::kEvolutionary);
   EXPECT_FALSE(SearchOptionsFromJson({{"epsilon", 0.5}}).ok());
   EXPECT_FALSE(SearchOptionsFromJson({{"beam_width", 0}}).ok());
   EXPECT_FALSE(SearchOptionsFromJson({{"algorithm", 3}}).ok());
@@ -325,7 +328,8 @@ bool Illegal(const space::Candidate& c) {
 }
 
 TEST(GraphSearchTest, NoAlgorithmProposesAPointThatViolatesAConstraint) {
-  for (Algorithm a : {Algorithm::kExhaustive, Algorithm::kRandom, Algorithm::kBeam, Algorithm::kAstar}) {
+  for (Algorithm a : {Algorithm::kExhaustive, Algorithm::kRandom, Algorithm::kBeam, Algorithm::kAstar,
+                      Algorithm::kEvolutionary}) {
     auto spaces = ConstrainedSpaces();
     SearchOptions o;
     o.algorithm = a;

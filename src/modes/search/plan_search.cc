@@ -50,13 +50,14 @@ LowerBound BoundOfPlan(const agents::Plan& plan) {
 }
 
 std::unique_ptr<GraphSearch> SearchPlan(const agents::Plan& plan, const SearchOptions& options,
-                                        uint64_t seed) {
+                                        uint64_t seed, std::optional<CostModel> prior) {
   std::vector<double> weights;
   for (const auto& k : plan.kernels) weights.push_back(k.lower_bound_s);
   DecisionGraph graph(plan.spaces, weights, StartPoint(plan, options.analytical_init));
   auto search = std::make_unique<GraphSearch>(std::move(graph), BoundOfPlan(plan), options, seed);
-  const bool ordered = options.algorithm == Algorithm::kAstar || options.algorithm == Algorithm::kBeam;
-  if (options.use_model && ordered) search->UseModel(FeatureMap(plan));
+  const bool ordered = options.algorithm == Algorithm::kAstar || options.algorithm == Algorithm::kBeam ||
+                       options.algorithm == Algorithm::kEvolutionary;
+  if (options.use_model && ordered) search->UseModel(FeatureMap(plan), std::move(prior));
   return search;
 }
 

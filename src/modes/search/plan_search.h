@@ -24,7 +24,8 @@ space::Candidate StartPoint(const agents::Plan& plan, bool analytical_init);
 std::vector<KernelCost> CostsOfPlan(const agents::Plan& plan);
 LowerBound BoundOfPlan(const agents::Plan& plan);
 
+// `prior`: the model the ranking starts from (model_store.h), until the run trains its own.
 std::unique_ptr<GraphSearch> SearchPlan(const agents::Plan& plan, const SearchOptions& options,
-                                        uint64_t seed);
+                                        uint64_t seed, std::optional<CostModel> prior = std::nullopt);
 
 }  // namespace mk::modes::search

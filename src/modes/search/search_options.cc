@@ -5,11 +5,12 @@
 namespace mk::modes::search {
 
 Result<Algorithm> ParseAlgorithm(const std::string& name) {
-  for (Algorithm a : {Algorithm::kAstar, Algorithm::kBeam, Algorithm::kRandom, Algorithm::kExhaustive}) {
+  for (Algorithm a : {Algorithm::kAstar, Algorithm::kBeam, Algorithm::kEvolutionary, Algorithm::kRandom,
+                      Algorithm::kExhaustive}) {
     if (name == AlgorithmName(a)) return a;
   }
   return InvalidArgument("unknown search algorithm '" + name +
-                         "' (astar, beam, random, exhaustive; evolutionary is not built yet)");
+                         "' (astar, beam, evolutionary, random, exhaustive)");
 }
 
 const char* AlgorithmName(Algorithm a) {
@@ -18,6 +19,7 @@ const char* AlgorithmName(Algorithm a) {
     case Algorithm::kBeam: return "beam";
     case Algorithm::kRandom: return "random";
     case Algorithm::kExhaustive: return "exhaustive";
+    case Algorithm::kEvolutionary: return "evolutionary";
   }
   return "?";
 }

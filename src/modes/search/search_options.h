@@ -11,7 +11,7 @@
 
 namespace mk::modes::search {
 
-enum class Algorithm { kAstar, kBeam, kRandom, kExhaustive };
+enum class Algorithm { kAstar, kBeam, kRandom, kExhaustive, kEvolutionary };
 
 struct SearchOptions {
   Algorithm algorithm = Algorithm::kAstar;
@@ -22,7 +22,8 @@ struct SearchOptions {
   // Start from the planner's analytical values (false: from each domain's median value; the
   // fitted rules then only shape the domains, not the order).
   bool analytical_init = true;
-  // Order the frontier with a cost model retrained on the run's measurements (astar, beam).
+  // Order the frontier with a cost model retrained on the run's measurements (astar, beam), or
+  // rank each generation's children with it (evolutionary).
   bool use_model = true;
   // The frontier's size cap: past it the worst-bound nodes are dropped (counted, not pruned).
   int64_t max_frontier = 200000;
