@@ -58,7 +58,9 @@ Result<std::vector<TpuBenchRow>> RunTpuBench(const TpuBenchOptions& o, const Ben
   jo.scale = o.scale;
   jo.tasks_dir = o.tasks_dir;
   if (o.only.empty()) {
-    // Every workload of the suite: the folders holding a workload.py, in name order.
+    // Every workload of the suite: the folders holding a workload.py, in name order (and only
+    // those: JaxbenchOptions' own default list would add its three workloads a second time).
+    jo.only.clear();
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(task::DefaultSuiteDir(), ec)) {
       if (std::filesystem::exists(e.path() / "workload.py", ec)) {
