@@ -274,6 +274,8 @@ TEST(ReportHtmlTest, ATpuRunSaysWhichOperationsRunInPallasAndWhichInGlueEscaped)
       {"kernels",
        {{{"name", "kernel.0.contraction"}, {"runs", "pallas"}, {"modelled_s", 3.5e-6}, {"bound", "mxu"},
          {"ops_in_pallas", {"dot.1", "add.<2>"}}, {"ops_in_glue", {"transpose.3"}}, {"reason", nullptr}},
+        {{"name", "kernel.2.reduction"}, {"runs", "fused"}, {"modelled_s", 0.0}, {"bound", "fused"},
+         {"ops_in_pallas", {"exp.5"}}, {"ops_in_glue", json::array()}, {"reason", "fused into kernel.0.contraction"}},
         {{"name", "kernel.1.standalone"}, {"runs", "glue"}, {"modelled_s", 4.7e-7}, {"bound", "roofline"},
          {"ops_in_pallas", json::array()}, {"ops_in_glue", {"gather.4"}},
          {"reason", "gather <has no blocked form>"}}}}};
@@ -282,7 +284,8 @@ TEST(ReportHtmlTest, ATpuRunSaysWhichOperationsRunInPallasAndWhichInGlueEscaped)
   for (const char* needle : {"id=\"tpu\"", "Modelled, not measured", "tpu-v5e", "Pallas kernel",
                              "XLA glue", "<code>dot.1</code>", "<code>add.&lt;2&gt;</code>",
                              "<code>transpose.3</code>", "<code>gather.4</code>",
-                             "gather &lt;has no blocked form&gt;", "never a speedup"}) {
+                             "gather &lt;has no blocked form&gt;", "never a speedup",
+                             "fused into a Pallas kernel", "fused into kernel.0.contraction"}) {
     EXPECT_NE(html.find(needle), std::string::npos) << "missing: " << needle;
   }
   EXPECT_EQ(html.find("add.<2>"), std::string::npos);
