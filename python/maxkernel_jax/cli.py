@@ -70,6 +70,8 @@ def _parser():
     c.add_argument("--module", required=True, help="kernel.py written by the Pallas emitter")
     c.add_argument("--generation", default="v5e", help="v4, v5e, v5p, v6e or 7x")
     c.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    c.add_argument("--per-kernel", action="store_true",
+                   help="compile each kernel function alone (which ones the compiler refuses)")
 
     r = sub.add_parser("pallas-run",
                        help="run an emitted Pallas module in TPU interpret mode (JSON report)")
@@ -177,8 +179,18 @@ def _run(args) -> int:
             return EXIT_BAD_INPUT
         return 0
     if args.command == "pallas-compile":
-        from .pallas_compile import compile_module
+        from .pallas_compile import compile_kernels, compile_module
 
+        if args.per_kernel:
+            result = compile_kernels(args.module, args.generation)
+            if args.json:
+                print(json.dumps(result))
+            else:
+                for k in result["kernels"]:
+                    if not k["ok"]:
+                        print(f"{k['function']}: {k['error']['kind']}: "
+                              f"{k['error']['message'].splitlines()[0]}", file=sys.stderr)
+            return 0 if result["ok"] or args.json else 1
         result = compile_module(args.module, args.generation)
         if args.json:
             print(json.dumps(result))

@@ -209,6 +209,60 @@ Result<TpuModelledTime> ModelTpuImplementation(const codegen::Implementation& im
   return total;
 }
 
+std::string KernelFailures(const std::string& bridge_stderr, json* kernels) {
+  static const std::string kMark = "maxkernel: compiling ", kResult = "maxkernel: compiled ";
+  *kernels = json::array();
+  std::string started;  // the last kernel begun and not finished: the one a crash stopped in
+  std::string out;
+  size_t start = 0;
+  while (start < bridge_stderr.size()) {
+    size_t end = bridge_stderr.find('\n', start);
+    if (end == std::string::npos) end = bridge_stderr.size();
+    const std::string line = bridge_stderr.substr(start, end - start);
+    start = end + 1;
+    if (line.rfind(kMark, 0) == 0) {
+      started = line.substr(kMark.size());
+      continue;
+    }
+    if (line.rfind(kResult, 0) != 0) continue;
+    json k = json::parse(line.substr(kResult.size()), nullptr, false);
+    if (!k.is_object()) continue;
+    started.clear();
+    kernels->push_back(k);
+    if (k.value("ok", true)) continue;
+    const json err = k.value("error", json::object());
+    std::string message = err.is_object() ? err.value("message", std::string()) : std::string();
+    // Mosaic names the operation it could not lower after its first line: keep both.
+    std::string first = message.substr(0, message.find('\n'));
+    if (size_t op = message.find("operation involved:"); op != std::string::npos) {
+      std::string rest = message.substr(op + 19);
+      rest.erase(0, rest.find_first_not_of(" \n"));
+      first += " [" + rest.substr(0, rest.find('\n')) + "]";
+    }
+    out += (out.empty() ? "" : "; ") + k.value("function", std::string("?")) + ": " +
+           (err.is_object() ? err.value("kind", std::string("error")) : std::string("error")) + ": " + first;
+  }
+  if (!started.empty()) {
+    kernels->push_back({{"function", started}, {"ok", false}, {"error", {{"kind", "compiler_crash"}}}});
+    out += (out.empty() ? "" : "; ") + started + ": crashed the compiler";
+  }
+  return out;
+}
+
+std::string TpuRunner::DiagnoseKernels(const std::string& module_path, const std::string& generation,
+                                       json* kernels) {
+  // Each kernel alone, in one process (one jax start-up): a crash ends it, and the marks on
+  // stderr still say which kernel it died on and which failed before.
+  Result<ProcessResult> run = task::RunBridge({"pallas-compile", "--module", module_path, "--generation",
+                                               generation, "--per-kernel", "--json"}, 600);
+  if (!run.ok()) return "";
+  const std::string failures = KernelFailures(run->err, kernels);
+  if (failures.empty()) return "";
+  return "; compiled kernel by kernel, the compiler refuses: " + failures +
+         " (python3 -m maxkernel_jax pallas-compile --module kernel.py --generation " + generation +
+         " --per-kernel)";
+}
+
 TpuRunner::TpuRunner(target::Target tpu) : tpu_(std::move(tpu)) {}
 
 Result<codegen::Implementation> TpuRunner::Lower(const hlo::Module& module) {
@@ -241,6 +295,9 @@ Result<BuildOutcome> TpuRunner::Build(const codegen::Implementation& impl) {
                 "; reproduce with the module saved as kernel.py: python3 -m maxkernel_jax "
                 "pallas-compile --module kernel.py --generation " + generation;
     last_compile_ = {{"ok", false}, {"error", {{"kind", "compiler_crash"}, {"message", b.message}}}};
+    json kernels;
+    b.message += DiagnoseKernels(path, generation, &kernels);
+    last_compile_["kernels"] = kernels;
     return b;
   }
   Result<json> j = BridgeAnswer(run, 600, "compiling for " + tpu_.name);
@@ -255,6 +312,9 @@ Result<BuildOutcome> TpuRunner::Build(const codegen::Implementation& impl) {
     const json err = j->value("error", json::object());
     b.message = "the TPU compiler (libtpu, compile-only, " + tpu_.name + ") refused it: " +
                 err.value("kind", std::string("error")) + ": " + err.value("message", std::string());
+    json kernels;
+    b.message += DiagnoseKernels(path, generation, &kernels);
+    last_compile_["kernels"] = kernels;
   }
   return b;
 }

@@ -44,6 +44,12 @@ Result<TpuModelledTime> ModelTpuImplementation(const codegen::Implementation& im
 // after ": ", or "" when it printed nothing.
 std::string CompilerCrashSummary(const std::string& stderr_text, size_t lines);
 
+// The per-kernel compile's report (`pallas-compile --per-kernel`, read from its stderr marks so
+// that a crash does not lose it): one line naming each kernel function the compiler refused,
+// with its error kind, first line and the Mosaic operation involved, and the kernel a crash
+// stopped in; "" when none failed. `kernels` gets every kernel's result.
+std::string KernelFailures(const std::string& bridge_stderr, nlohmann::json* kernels);
+
 // The source file `name` of an implementation ("kernel.py", "kernel_map.json").
 Result<std::string> SourceNamed(const codegen::Implementation& impl, const std::string& name);
 
@@ -68,6 +74,11 @@ class TpuRunner final : public TargetRunner {
   const nlohmann::json& last_compile() const { return last_compile_; }
 
  private:
+  // After a failed compile: each kernel compiled alone, and which ones fail (KernelFailures),
+  // as "; compiled kernel by kernel, ..." for the diagnosis, or "".
+  std::string DiagnoseKernels(const std::string& module_path, const std::string& generation,
+                              nlohmann::json* kernels);
+
   target::Target tpu_;
   nlohmann::json last_compile_;
 };
