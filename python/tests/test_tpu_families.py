@@ -43,3 +43,40 @@ def test_a_task_per_family_checks_and_compiles_for_v5e(mk_bin, tmp_path, task, f
     assert any(op.startswith(heavy) for op in in_pallas), (family, kernels)
     in_glue = [op for k in kernels for op in k["ops_in_glue"]]
     assert not any(op.startswith(heavy) for op in in_glue), (family, in_glue)
+
+
+# A bool vector broadcast along a new minor dim: libtpu's Mosaic refuses its pallas_call
+# ("unsupported shape cast", as in 14p's ci module), so the kernel falls back to XLA glue.
+BOOL_BROADCAST = """HloModule bool_broadcast
+ENTRY main {
+  c = pred[15] parameter(0)
+  b = f32[15,16] parameter(1)
+  cb = pred[15,16] broadcast(c), dimensions={0}
+  z = f32[] constant(0)
+  zero2 = f32[15,16] broadcast(z), dimensions={}
+  ROOT s = f32[15,16] select(cb, b, zero2)
+}
+"""
+
+
+def test_a_kernel_the_compiler_refuses_falls_back_to_glue_and_still_checks(mk_bin, tmp_path):
+    module = tmp_path / "bool_broadcast.hlo"
+    module.write_text(BOOL_BROADCAST)
+    env = dict(os.environ, MAXKERNEL_HOME=str(tmp_path), MAXKERNEL_PYTHON=sys.executable)
+    r = subprocess.run([mk_bin, "check", str(module), "--target", "tpu-v5e", "--seeds", "1", "--json"],
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    report = json.loads(r.stdout)
+    assert report["status"] == "passed", report
+    fallback = report["tpu"]["glue_fallback"]
+    assert [f["function"] for f in fallback] == ["kernel_0"], fallback
+    assert "unsupported shape cast" in fallback[0]["reason"], fallback
+    assert report["tpu"]["compile"]["ok"] is True
+    assert [k["runs"] for k in report["tpu"]["model"]["kernels"]] == ["glue"]
+    # Without --json the fallback is printed, with the compiler's reason.
+    r = subprocess.run([mk_bin, "compile", str(module), "--target", "tpu-v5e", "-o", str(tmp_path / "out")],
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "fell back to XLA glue: kernel_0 (the TPU compiler refused its pallas_call: " in r.stdout, r.stdout
+    kernel_map = json.loads((tmp_path / "out" / "kernel_map.json").read_text())
+    assert kernel_map["kernels"][0]["fallback"] is True

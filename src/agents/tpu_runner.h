@@ -63,7 +63,9 @@ class TpuRunner final : public TargetRunner {
   explicit TpuRunner(target::Target tpu);
   std::string target_name() const override { return tpu_.name; }
   Result<codegen::Implementation> Lower(const hlo::Module& module) override;
-  // libtpu compile-only; without libtpu the toolchain is unusable: an Environment error.
+  // libtpu compile-only; without libtpu the toolchain is unusable: an Environment error. The
+  // last build is remembered by the implementation's hash: the tester's build of a module the
+  // fallback (tpu_fallback.h) already built costs nothing.
   Result<BuildOutcome> Build(const codegen::Implementation& impl) override;
   Result<RunResult> Run(const codegen::Implementation& impl, const std::vector<hlo::Literal>& args,
                         double timeout_s) override;
@@ -72,6 +74,8 @@ class TpuRunner final : public TargetRunner {
   const target::Target& target() const { return tpu_; }
   // The last Build's compiler report (XLA:TPU's cost and memory analysis).
   const nlohmann::json& last_compile() const { return last_compile_; }
+  // How many times Build ran the compiler (a build remembered by hash does not).
+  int compiles() const { return compiles_; }
 
  private:
   // After a failed compile: each kernel compiled alone, and which ones fail (KernelFailures),
@@ -79,8 +83,13 @@ class TpuRunner final : public TargetRunner {
   std::string DiagnoseKernels(const std::string& module_path, const std::string& generation,
                               nlohmann::json* kernels);
 
+  Result<BuildOutcome> Compile(const codegen::Implementation& impl);
+
   target::Target tpu_;
   nlohmann::json last_compile_;
+  std::string last_hash_;  // the implementation last_outcome_ and last_compile_ belong to
+  BuildOutcome last_outcome_;
+  int compiles_ = 0;
 };
 
 }  // namespace mk::agents

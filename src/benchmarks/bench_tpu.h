@@ -31,6 +31,8 @@ struct TpuBenchOptions {
 struct TpuGenerationResult {
   bool compiled = false;
   std::string compile_error;  // the compiler's refusal, one line
+  // Kernels whose pallas_call the compiler refused, run in XLA glue instead: "kernel_N: why".
+  std::vector<std::string> fallbacks;
   std::optional<double> modelled_s;
   std::string model_error;
   std::optional<double> xla_estimate_s;
@@ -39,7 +41,7 @@ struct TpuGenerationResult {
 
 struct TpuBenchRow {
   std::string id, name, dir;
-  int pallas_kernels = 0, glue_kernels = 0;
+  int pallas_kernels = 0, glue_kernels = 0;  // of the first generation; fused ones count as Pallas
   std::vector<std::string> glue_reasons;
   std::string check;  // "passed", "failed: ...", "skipped: ..."
   std::map<std::string, TpuGenerationResult> generations;

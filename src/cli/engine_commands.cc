@@ -15,7 +15,9 @@
 #include "agents/engine.h"
 #include "export/library_export.h"
 #include "agents/tester.h"
+#include "agents/tpu_fallback.h"
 #include "agents/tpu_runner.h"
+#include "support/text_escape.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "hlo/parser.h"
@@ -70,12 +72,23 @@ struct CompileOptions {
   bool json = false;
 };
 
+// One line per kernel that fell back to XLA glue because the TPU compiler refused its call.
+void PrintFallbacks(const std::vector<agents::GlueFallback>& fallbacks) {
+  for (const auto& f : fallbacks) {
+    std::cout << "fell back to XLA glue: " << f.function << " (the TPU compiler refused its pallas_call: "
+              << OneLineText(f.reason) << ")\n";
+  }
+}
+
 // `compile --target tpu-*`: the Pallas module of the planner's initial candidate (kernel.py, its
-// kernel map, the plan), then libtpu's compile-only build of it for that generation.
+// kernel map, the plan), built by libtpu compile-only for that generation, with the kernels it
+// refuses fallen back to XLA glue (agents/tpu_fallback.h).
 Result<int> RunTpuCompile(const CompileOptions& o, target::Target tpu) {
   MK_ASSIGN_OR_RETURN(CompileInput input, LoadCompileInput(o.input));
   agents::TpuRunner runner(std::move(tpu));
-  Result<codegen::Implementation> impl = runner.Lower(*input.module);
+  Result<agents::TpuBuilt> built_module = agents::LowerAndBuildWithGlueFallback(runner, *input.module);
+  Result<codegen::Implementation> impl =
+      built_module.ok() ? Result<codegen::Implementation>(built_module->implementation) : runner.Lower(*input.module);
   if (!impl.ok()) return impl.status();
   std::vector<OutputFile> out;
   nlohmann::json files;
@@ -89,18 +102,22 @@ Result<int> RunTpuCompile(const CompileOptions& o, target::Target tpu) {
     return Status(ErrorCode::kIo, "cannot create output directory", SourceLoc{o.out, 0, 0});
   }
   MK_RETURN_IF_ERROR(WriteFilesAtomically(out));
-  MK_ASSIGN_OR_RETURN(agents::BuildOutcome built, runner.Build(*impl));
+  // The toolchain's error (no libtpu), now that the module is written for a look.
+  if (!built_module.ok()) return built_module.status();
+  const agents::BuildOutcome& built = built_module->build;
   if (o.json) {
     nlohmann::json j = {{"files", files},
                         {"name", input.name},
                         {"target", o.target},
                         {"implementation_hash", impl->hash},
                         {"compiled", built.ok},
-                        {"compile", runner.last_compile()}};
+                        {"compile", runner.last_compile()},
+                        {"glue_fallback", agents::ToJson(*built_module)["fallbacks"]}};
     if (!built.ok) j["error"] = built.message;
     std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     for (const auto& f : out) std::cout << "wrote " << f.path << "\n";
+    PrintFallbacks(built_module->fallbacks);
     std::cout << "compiled for " << o.target << " by libtpu (compile-only): "
               << (built.ok ? "ok" : "refused") << "\n";
     if (!built.ok) std::cerr << built.message << std::endl;
@@ -191,7 +208,11 @@ Result<int> RunTpuCheck(const CheckOptions& o, agents::TestRequest request, targ
   agents::TpuRunner runner(std::move(tpu));
   // Lowered here, not inside the tester, so that the checked implementation is the one modelled.
   MK_ASSIGN_OR_RETURN(CompileInput input, LoadCompileInput(o.input));
-  Result<codegen::Implementation> impl = runner.Lower(*input.module);
+  // Built first, so that a kernel the compiler refuses falls back to glue before the check (the
+  // tester's own build is then the same one). Without a toolchain, the tester reports it.
+  Result<agents::TpuBuilt> built_module = agents::LowerAndBuildWithGlueFallback(runner, *input.module);
+  Result<codegen::Implementation> impl =
+      built_module.ok() ? Result<codegen::Implementation>(built_module->implementation) : runner.Lower(*input.module);
   // (When lowering fails the tester tries once more and reports "lower-failed".)
   if (impl.ok()) request.implementation = *impl;
   MK_ASSIGN_OR_RETURN(agents::TestReport report, agents::RunTester(request, runner));
@@ -202,10 +223,12 @@ Result<int> RunTpuCheck(const CheckOptions& o, agents::TestRequest request, targ
   }
   if (o.json) {
     nlohmann::json j = agents::ToJson(report);
-    j["tpu"] = {{"compile", runner.last_compile()}, {"model", modelled}};
+    j["tpu"] = {{"compile", runner.last_compile()}, {"model", modelled},
+                {"glue_fallback", built_module.ok() ? agents::ToJson(*built_module)["fallbacks"] : nlohmann::json::array()}};
     std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     std::cout << agents::FormatReport(report);
+    if (built_module.ok()) PrintFallbacks(built_module->fallbacks);
     if (report.status != "lower-failed") {
       std::cout << "compiled for " << o.target << " by libtpu (compile-only): "
                 << (report.status == "build-failed" ? "refused" : "ok") << "\n";

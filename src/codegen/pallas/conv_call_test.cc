@@ -12,16 +12,8 @@ namespace mk::codegen::pallas {
 namespace {
 
 using testing::EmitAndRun;
-using testing::JaxMissing;
 using testing::KernelsRunning;
 using testing::Parse;
-
-#define MK_SKIP_WITHOUT_JAX()                           \
-  do {                                                  \
-    if (std::string why = JaxMissing(); !why.empty()) { \
-      GTEST_SKIP() << why;                              \
-    }                                                   \
-  } while (0)
 
 // NHWC, stride 2x1, asymmetric padding, a window dilated along W, then bias + relu. H and W
 // differ so that a swapped spatial dim shows; C_in 256 in two K steps, C_out 256 in two N

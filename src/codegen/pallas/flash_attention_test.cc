@@ -17,16 +17,8 @@ namespace mk::codegen::pallas {
 namespace {
 
 using testing::EmitAndRun;
-using testing::JaxMissing;
 using testing::KernelsRunning;
 using testing::Parse;
-
-#define MK_SKIP_WITHOUT_JAX()                           \
-  do {                                                  \
-    if (std::string why = JaxMissing(); !why.empty()) { \
-      GTEST_SKIP() << why;                              \
-    }                                                   \
-  } while (0)
 
 // The kernel map's flash-attention entries.
 std::vector<nlohmann::json> AttentionKernels(const nlohmann::json& map) {
@@ -246,6 +238,52 @@ TEST(FlashAttentionTest, PlainAttentionMatchesTheInterpreter) {
   EXPECT_TRUE(KernelsRunning(run.kernel_map, "glue").empty()) << run.kernel_map.dump(2);
   EXPECT_EQ(KernelsRunning(run.kernel_map, "fused").size(), 2u) << run.kernel_map.dump(2);
   EXPECT_EQ(run.source.find("pl.when(j <="), std::string::npos);
+}
+
+TEST(FlashAttentionTest, ARefusedAttentionCallFallsBackToItsKernelsThenTheAnchorToGlue) {
+  auto m = Parse(kPlain);
+  ASSERT_NE(m, nullptr);
+  auto plan = analysis::PlanFusion(*m);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const AttentionScan scan = FindAttention(*plan);
+  ASSERT_EQ(scan.found.size(), 1u);
+  const size_t anchor = scan.found[0].anchor;
+  const target::Target t = testing::TpuV5e();
+  PallasEmitter e;
+  auto map_of = [&](int64_t level) {
+    space::Candidate c = testing::CandidateFor(*plan, t);
+    c.kernels[anchor].values[kGlueFallbackKey] = level;
+    auto impl = e.Emit(*plan, c, t);
+    EXPECT_TRUE(impl.ok()) << impl.status().ToString();
+    for (const auto& s : impl->sources) {
+      if (s.name == "kernel_map.json") return nlohmann::json::parse(s.text);
+    }
+    return nlohmann::json();
+  };
+  // 1: no flash-attention call; the chain's kernels are emitted one by one, the anchor (the p.v
+  // dot) in a pallas_call of its own.
+  const nlohmann::json split = map_of(1);
+  EXPECT_TRUE(AttentionKernels(split).empty()) << split.dump(2);
+  EXPECT_TRUE(KernelsRunning(split, "fused").empty()) << split.dump(2);
+  EXPECT_EQ(split.at("kernels")[anchor].at("runs"), "pallas") << split.dump(2);
+  // 2: refused again alone, the anchor runs in glue.
+  const nlohmann::json glue = map_of(2);
+  EXPECT_EQ(glue.at("kernels")[anchor].at("runs"), "glue") << glue.dump(2);
+  EXPECT_TRUE(glue.at("kernels")[anchor].at("fallback").get<bool>());
+}
+
+TEST(FlashAttentionTest, AttentionSplitByAFallbackMatchesTheInterpreter) {
+  MK_SKIP_WITHOUT_JAX();
+  auto m = Parse(kPlain);
+  ASSERT_NE(m, nullptr);
+  auto plan = analysis::PlanFusion(*m);
+  ASSERT_TRUE(plan.ok());
+  const AttentionScan scan = FindAttention(*plan);
+  ASSERT_EQ(scan.found.size(), 1u);
+  auto run = EmitAndRun(*m, 4, {}, {{scan.found[0].anchor, 1}});
+  ASSERT_TRUE(run.report.value("ok", false)) << run.report.dump() << "\n" << run.source;
+  EXPECT_TRUE(cpu::testing::OutputsNear(run.outputs, run.expected, 2e-2));
+  EXPECT_TRUE(AttentionKernels(run.kernel_map).empty()) << run.kernel_map.dump(2);
 }
 
 // Causal attention as jax writes it (iota compare, select with -1e30), Sq=Sk=256 with blocks

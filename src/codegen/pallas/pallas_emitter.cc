@@ -63,7 +63,23 @@ Result<Implementation> PallasEmitter::Emit(const analysis::FusionPlan& plan,
   int pallas_count = 0, fused_count = 0;
   // Attention chains (q.k dot, softmax, p.v dot) become one flash-attention call at their last
   // kernel; the others they replace emit nothing (flash_attention.h).
-  const AttentionScan attention = FindAttention(plan);
+  AttentionScan attention = FindAttention(plan);
+  // Fallbacks (kGlueFallbackKey): an attention chain whose call the compiler refused is emitted
+  // kernel by kernel (1 at its anchor); any other kernel, or an anchor refused again alone (2),
+  // becomes glue.
+  auto fallback = [&](const analysis::Kernel& k) {
+    return candidate.For(static_cast<size_t>(k.id)).Get(kGlueFallbackKey, 0);
+  };
+  std::set<size_t> split_anchors;
+  std::erase_if(attention.found, [&](const PlannedAttention& pa) {
+    if (fallback(plan.kernels[pa.anchor]) == 0) return false;
+    split_anchors.insert(pa.anchor);
+    return true;
+  });
+  auto fell_back = [&](const analysis::Kernel& k) {
+    const size_t index = static_cast<size_t>(&k - plan.kernels.data());
+    return fallback(k) >= (split_anchors.count(index) ? 2 : 1);
+  };
   std::map<size_t, const PlannedAttention*> replaced;
   for (const auto& pa : attention.found) {
     for (size_t k : pa.kernels) replaced[k] = &pa;
@@ -86,7 +102,14 @@ Result<Implementation> PallasEmitter::Emit(const analysis::FusionPlan& plan,
     }
     KernelDecision d = Decide(k, target);
     KernelText t;
-    if (d.plan.pallas) {
+    if (d.plan.pallas && fell_back(k)) {
+      auto why = refused_.find(k.id);
+      MK_ASSIGN_OR_RETURN(t, EmitGlueKernel(k, "fallback: the TPU compiler refused its pallas_call" +
+                                                   (why == refused_.end() ? std::string()
+                                                                          : " (" + why->second + ")"),
+                                            names));
+      t.map["fallback"] = true;
+    } else if (d.plan.pallas) {
       MK_ASSIGN_OR_RETURN(t, EmitPallasKernel(k, d.plan, candidate.For(static_cast<size_t>(k.id)),
                                               target, names));
       ++pallas_count;

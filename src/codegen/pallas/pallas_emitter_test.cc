@@ -14,16 +14,8 @@ namespace mk::codegen::pallas {
 namespace {
 
 using testing::EmitAndRun;
-using testing::JaxMissing;
 using testing::KernelsRunning;
 using testing::Parse;
-
-#define MK_SKIP_WITHOUT_JAX()                                  \
-  do {                                                         \
-    if (std::string why = JaxMissing(); !why.empty()) {        \
-      GTEST_SKIP() << why;                                     \
-    }                                                          \
-  } while (0)
 
 // bf16 operands accumulated in f32, a bias and tanh-GELU epilogue, back to bf16.
 constexpr char kDotGelu[] = R"(
@@ -80,6 +72,52 @@ TEST(PallasEmitterTest, DotWithBiasGeluEpilogueMatchesTheInterpreter) {
   EXPECT_EQ(pallas[0].at("tpu_kernel_shape").at("out_bytes_per_step"), 8192);
   EXPECT_EQ(pallas[0].at("tpu_kernel_shape").at("grid_steps"), 4);
   EXPECT_NE(run.source.find("pltpu.VMEM((64, 128), jnp.float32)"), std::string::npos);
+}
+
+// The kernel map of an implementation, and its kernel.py.
+std::pair<nlohmann::json, std::string> MapAndSource(const Implementation& impl) {
+  std::pair<nlohmann::json, std::string> out;
+  for (const auto& s : impl.sources) {
+    if (s.name == "kernel_map.json") out.first = nlohmann::json::parse(s.text);
+    if (s.name == "kernel.py") out.second = s.text;
+  }
+  return out;
+}
+
+TEST(PallasEmitterTest, AKernelTheCompilerRefusedIsEmittedAsGlueSayingWhy) {
+  auto m = Parse(kDotGelu);
+  ASSERT_NE(m, nullptr);
+  auto plan = analysis::PlanFusion(*m);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const target::Target t = testing::TpuV5e();
+  PallasEmitter e({{0, "mosaic: unsupported shape cast"}});
+  auto plain = e.Emit(*plan, testing::CandidateFor(*plan, t), t);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  ASSERT_EQ(MapAndSource(*plain).first.at("kernels")[0].at("runs"), "pallas");
+
+  space::Candidate c = testing::CandidateFor(*plan, t);
+  c.kernels[0].values[kGlueFallbackKey] = 1;
+  auto impl = e.Emit(*plan, c, t);
+  ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+  const auto [map, source] = MapAndSource(*impl);
+  const auto& k = map.at("kernels")[0];
+  EXPECT_EQ(k.at("runs"), "glue");
+  EXPECT_TRUE(k.at("fallback").get<bool>());
+  EXPECT_NE(k.at("reason").get<std::string>().find("refused its pallas_call (mosaic: unsupported shape cast)"),
+            std::string::npos) << k.dump();
+  EXPECT_EQ(map.at("pallas_kernels"), MapAndSource(*plain).first.at("pallas_kernels").get<int>() - 1);
+  EXPECT_NE(source.find("jnp glue (fallback: the TPU compiler refused"), std::string::npos) << source;
+  EXPECT_NE(plain->hash, impl->hash);
+}
+
+TEST(PallasEmitterTest, AFallenBackKernelMatchesTheInterpreter) {
+  MK_SKIP_WITHOUT_JAX();
+  auto m = Parse(kDotGelu);
+  ASSERT_NE(m, nullptr);
+  auto run = EmitAndRun(*m, 8, {}, {{0, 1}});
+  ASSERT_TRUE(run.report.value("ok", false)) << run.report.dump() << "\n" << run.source;
+  EXPECT_TRUE(cpu::testing::OutputsNear(run.outputs, run.expected, 2e-2));
+  EXPECT_EQ(KernelsRunning(run.kernel_map, "glue").size(), 1u) << run.kernel_map.dump(2);
 }
 
 // Grouped-query attention as JAX writes it: scores k.q with the query heads split into

@@ -45,6 +45,14 @@ inline std::string JaxMissing() {
   return why;
 }
 
+// Skips the test (with the reason) where the bridge's Python has no jax with Pallas TPU.
+#define MK_SKIP_WITHOUT_JAX()                                                        \
+  do {                                                                               \
+    if (std::string why = ::mk::codegen::pallas::testing::JaxMissing(); !why.empty()) { \
+      GTEST_SKIP() << why;                                                           \
+    }                                                                                \
+  } while (0)
+
 inline std::unique_ptr<hlo::Module> Parse(const std::string& text) {
   auto m = hlo::ParseModule(text, "test.hlo");
   EXPECT_TRUE(m.ok()) << m.status().ToString();
@@ -78,16 +86,22 @@ struct PallasRun {
 };
 
 // Emits `m` for a hand-made v5e, runs it in interpret mode on seeded inputs, and evaluates the
-// reference. Test failures (and an empty report) on any error.
+// reference. `fallback`: kernel id -> its kGlueFallbackKey level. Test failures (and an empty
+// report) on any error.
 inline PallasRun EmitAndRun(const hlo::Module& m, uint32_t seed,
-                            const std::map<std::string, int64_t>& overrides = {}) {
+                            const std::map<std::string, int64_t>& overrides = {},
+                            const std::map<size_t, int64_t>& fallback = {}) {
   PallasRun run;
   auto plan = analysis::PlanFusion(m);
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
   if (!plan.ok()) return run;
   const target::Target t = TpuV5e();
   PallasEmitter e;
-  auto impl = e.Emit(*plan, CandidateFor(*plan, t, overrides), t);
+  space::Candidate c = CandidateFor(*plan, t, overrides);
+  for (const auto& [k, level] : fallback) {
+    if (k < c.kernels.size()) c.kernels[k].values[kGlueFallbackKey] = level;
+  }
+  auto impl = e.Emit(*plan, c, t);
   EXPECT_TRUE(impl.ok()) << impl.status().ToString();
   if (!impl.ok()) return run;
   const std::string dir = cpu::testing::MakeTempDir("mk-pallas");

@@ -8,6 +8,7 @@
 #include "agents/implementer.h"
 #include "agents/planner.h"
 #include "agents/tester.h"
+#include "agents/tpu_fallback.h"
 #include "agents/tpu_runner.h"
 #include "codegen/pallas/pallas_emitter.h"
 #include "hlo/printer.h"
@@ -34,6 +35,34 @@ struct Modelled {
   codegen::Implementation impl;
   agents::TpuModelledTime time;
 };
+
+// Stores a candidate's implementation (its artifact, kernel.py, a build row) and, when the model
+// takes it, its modelled time as the candidate's measurement. The outer Result is the store's;
+// the inner one the model's verdict.
+Result<Result<agents::TpuModelledTime>> StoreModelled(store::Store& db, store::ArtifactStore& artifacts,
+                                                      int64_t run_id, int64_t cid,
+                                                      const codegen::Implementation& impl,
+                                                      const target::Target& tpu) {
+  Result<agents::TpuModelledTime> t = agents::ModelTpuImplementation(impl, tpu);
+  MK_ASSIGN_OR_RETURN(std::string impl_sha,
+                      artifacts.Put(codegen::ImplementationToJson(impl).dump(), "application/json"));
+  MK_ASSIGN_OR_RETURN(std::string source, agents::SourceNamed(impl, "kernel.py"));
+  MK_ASSIGN_OR_RETURN(std::string source_sha, artifacts.Put(source, "text/x-python"));
+  (void)db.SetCandidateImplementation(cid, impl_sha);
+  store::NewBuild nb;
+  nb.candidate_id = cid;
+  nb.artifacts = {{"implementation", impl_sha}, {"source", source_sha}};
+  MK_RETURN_IF_ERROR(db.AddBuild(nb).status());
+  if (!t.ok()) return t;
+  (void)db.SetCandidateStatus(cid, store::CandidateStatus::kBuilt);
+  store::NewMeasurement m;
+  m.run_id = run_id;
+  m.key = {cid, 0};
+  m.median_s = m.p10_s = m.p90_s = t->seconds;
+  m.environment_json = json{{"kind", "modelled"}, {"target", tpu.name}, {"model", "target/tpu_perf_model.h"}}.dump();
+  MK_RETURN_IF_ERROR(db.AddMeasurement(m).status());
+  return t;
+}
 
 }  // namespace
 
@@ -84,8 +113,6 @@ Result<json> RunTpuAuto(const TpuAutoRequest& request, store::Store& db,
   auto proposer = search::SearchPlan(*plan, so, request.seed + static_cast<uint64_t>(run_id));
   std::vector<Modelled> modelled;
   json candidates = json::array();
-  const json environment = {{"kind", "modelled"}, {"target", request.tpu.name},
-                            {"model", "target/tpu_perf_model.h"}};
   for (int64_t seq = 0; seq < request.budget; ++seq) {
     std::optional<space::Candidate> next = proposer->Next();
     if (!next) break;
@@ -101,17 +128,8 @@ Result<json> RunTpuAuto(const TpuAutoRequest& request, store::Store& db,
       candidates.push_back(row);
       continue;
     }
-    Result<agents::TpuModelledTime> t = agents::ModelTpuImplementation(impl->implementation, request.tpu);
-    MK_ASSIGN_OR_RETURN(std::string impl_sha,
-                        artifacts.Put(codegen::ImplementationToJson(impl->implementation).dump(),
-                                      "application/json"));
-    MK_ASSIGN_OR_RETURN(std::string source, agents::SourceNamed(impl->implementation, "kernel.py"));
-    MK_ASSIGN_OR_RETURN(std::string source_sha, artifacts.Put(source, "text/x-python"));
-    (void)db.SetCandidateImplementation(cid, impl_sha);
-    store::NewBuild nb;
-    nb.candidate_id = cid;
-    nb.artifacts = {{"implementation", impl_sha}, {"source", source_sha}};
-    MK_RETURN_IF_ERROR(db.AddBuild(nb).status());
+    MK_ASSIGN_OR_RETURN(Result<agents::TpuModelledTime> t,
+                        StoreModelled(db, artifacts, run_id, cid, impl->implementation, request.tpu));
     if (!t.ok()) {
       (void)db.SetCandidateStatus(cid, store::CandidateStatus::kBuildFailed);
       proposer->Record(impl->candidate, std::nullopt);
@@ -120,13 +138,6 @@ Result<json> RunTpuAuto(const TpuAutoRequest& request, store::Store& db,
       candidates.push_back(row);
       continue;
     }
-    (void)db.SetCandidateStatus(cid, store::CandidateStatus::kBuilt);
-    store::NewMeasurement m;
-    m.run_id = run_id;
-    m.key = {cid, 0};
-    m.median_s = m.p10_s = m.p90_s = t->seconds;
-    m.environment_json = environment.dump();
-    MK_RETURN_IF_ERROR(db.AddMeasurement(m).status());
     proposer->Record(impl->candidate, t->seconds);
     row["status"] = "modelled";
     row["modelled_s"] = t->seconds;
@@ -141,7 +152,36 @@ Result<json> RunTpuAuto(const TpuAutoRequest& request, store::Store& db,
   json checked = json::array();
   const Modelled* best = nullptr;
   json best_report, best_compile;
+  int64_t next_seq = static_cast<int64_t>(candidates.size());
+  json fallbacks = json::array();
   for (size_t i = 0; i < modelled.size() && static_cast<int>(i) < request.max_checked; ++i) {
+    // Built first: kernels the compiler refuses fall back to XLA glue (agents/tpu_fallback.h).
+    // The fallen-back module is a candidate of its own, stored and modelled like the others.
+    Result<agents::TpuBuilt> built = agents::BuildWithGlueFallback(runner, plan->fusion, modelled[i].candidate);
+    if (built.ok() && !built->fallbacks.empty()) {
+      const int64_t seq = next_seq++;
+      store::NewCandidate nc{run_id, seq, space::ToJson(built->candidate).dump(), ""};
+      MK_ASSIGN_OR_RETURN(int64_t cid, db.AddCandidate(nc));
+      MK_ASSIGN_OR_RETURN(Result<agents::TpuModelledTime> t,
+                          StoreModelled(db, artifacts, run_id, cid, built->implementation, request.tpu));
+      json row = {{"seq", seq}, {"schedule", space::ToJson(built->candidate)}, {"fallback_of", modelled[i].seq}};
+      json fb = agents::ToJson(*built);
+      fb["seq"] = seq;
+      fb["fallback_of"] = modelled[i].seq;
+      fallbacks.push_back(fb);
+      if (!t.ok()) {
+        (void)db.SetCandidateStatus(cid, store::CandidateStatus::kBuildFailed);
+        row["status"] = "model_refused";
+        row["error"] = t.status().message();
+        candidates.push_back(row);
+        continue;
+      }
+      row["status"] = "modelled";
+      row["modelled_s"] = t->seconds;
+      candidates.push_back(row);
+      (void)db.AddEvent(run_id, "tpu.glue_fallback", fb.dump());
+      modelled[i] = {cid, seq, built->candidate, built->implementation, *t};
+    }
     agents::TestRequest tr;
     tr.task_dir = task_dir;
     tr.implementation = modelled[i].impl;
@@ -180,7 +220,7 @@ Result<json> RunTpuAuto(const TpuAutoRequest& request, store::Store& db,
   result["candidates"] = candidates;
   result["checked"] = checked;
   result["plan"] = agents::ToJson(*plan);
-  json tpu = {{"label", "modelled: no TPU ran or timed any of this"}};
+  json tpu = {{"label", "modelled: no TPU ran or timed any of this"}, {"glue_fallback", fallbacks}};
   if (best) {
     result["best"] = {{"candidate_id", best->candidate_id},
                       {"seq", best->seq},

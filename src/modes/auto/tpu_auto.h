@@ -4,7 +4,9 @@
 // emitted and modelled, which takes milliseconds. The best by modelled time is then checked the
 // way every kernel is: its Pallas module runs in TPU interpret mode against the interpreter on
 // fresh seeds (races and out-of-bounds reads fail it), and the real TPU compiler builds it
-// compile-only; a candidate that fails either gives way to the next best. XLA:TPU's own
+// compile-only; a kernel whose pallas_call the compiler refuses falls back to XLA glue first
+// (agents/tpu_fallback.h; the fallen-back module is stored as a candidate of its own and listed
+// under "tpu"."glue_fallback"), and a candidate that still fails gives way to the next best. XLA:TPU's own
 // estimate of the reference (libtpu's cost analysis) is the baseline: their quotient is a
 // "modelled ratio", never a speedup. Every candidate is stored like a CPU run's (its
 // implementation as an artifact, its modelled time as a measurement whose environment says

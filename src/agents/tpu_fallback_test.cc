@@ -1,0 +1,93 @@
+// The glue fallback: which kernels a per-kernel compile report names, and, where libtpu is
+// installed, a module the real TPU compiler refuses built again with that kernel in glue.
+#include "agents/tpu_fallback.h"
+
+#include <gtest/gtest.h>
+
+#include "hlo/parser.h"
+#include "codegen/pallas/pallas_emitter.h"
+#include "target/target.h"
+
+namespace mk::agents {
+namespace {
+
+using nlohmann::json;
+
+TEST(TpuFallbackTest, RefusedKernelsAreTheFailedKernelFunctionsWithTheirFirstLine) {
+  const json kernels = json::parse(R"([
+    {"function": "kernel_0", "ok": true, "error": null},
+    {"function": "kernel_18", "ok": false,
+     "error": {"kind": "mosaic", "message": "INTERNAL: unsupported shape cast\nThe MLIR operation involved: ..."}},
+    {"function": "kernel_25", "ok": false, "error": {"kind": "compiler_crash"}},
+    {"function": "workload", "ok": false, "error": {"kind": "mosaic", "message": "not a kernel"}},
+    {"function": "kernel_x", "ok": false},
+    "not an object"
+  ])");
+  const auto refused = RefusedKernels(kernels);
+  ASSERT_EQ(refused.size(), 2u);
+  EXPECT_EQ(refused.at(18), "mosaic: INTERNAL: unsupported shape cast");
+  EXPECT_EQ(refused.at(25), "the compiler crashed on it");
+  EXPECT_TRUE(RefusedKernels(json::object()).empty());
+  EXPECT_TRUE(RefusedKernels(json()).empty());
+}
+
+TEST(TpuFallbackTest, ItsJsonListsEveryFallback) {
+  TpuBuilt b;
+  b.build.ok = true;
+  b.builds = 2;
+  b.fallbacks.push_back({3, "kernel_3", "mosaic: unsupported shape cast"});
+  const json j = ToJson(b);
+  EXPECT_TRUE(j.at("compiled").get<bool>());
+  EXPECT_EQ(j.at("builds"), 2);
+  ASSERT_EQ(j.at("fallbacks").size(), 1u);
+  EXPECT_EQ(j.at("fallbacks")[0].at("function"), "kernel_3");
+  EXPECT_EQ(j.at("fallbacks")[0].at("kernel_id"), 3);
+}
+
+// A bool vector broadcast along a new minor dim: libtpu 0.0.42's Mosaic refuses the pallas_call
+// ("unsupported shape cast" of vector<15xi1> to vector<15x1xi1>, as in 14p's ci module).
+constexpr char kBoolBroadcast[] = R"(
+HloModule bool_broadcast
+ENTRY main {
+  c = pred[15] parameter(0)
+  b = f32[15,16] parameter(1)
+  cb = pred[15,16] broadcast(c), dimensions={0}
+  z = f32[] constant(0)
+  zero2 = f32[15,16] broadcast(z), dimensions={}
+  ROOT s = f32[15,16] select(cb, b, zero2)
+}
+)";
+
+TEST(TpuFallbackTest, AKernelTheRealCompilerRefusesFallsBackToGlueAndTheModuleCompiles) {
+  auto m = hlo::ParseModule(kBoolBroadcast, "bool_broadcast.hlo");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  auto tpu = target::TargetByName("tpu-v5e");
+  ASSERT_TRUE(tpu.ok());
+  TpuRunner runner(*tpu);
+  Result<TpuBuilt> built = LowerAndBuildWithGlueFallback(runner, **m);
+  if (!built.ok() && built.status().code() == ErrorCode::kEnvironment) {
+    GTEST_SKIP() << "no TPU toolchain: " << built.status().ToString();
+  }
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  EXPECT_TRUE(built->build.ok) << built->build.message;
+  EXPECT_EQ(built->builds, 2);
+  ASSERT_EQ(built->fallbacks.size(), 1u);
+  EXPECT_EQ(built->fallbacks[0].function, "kernel_0");
+  EXPECT_NE(built->fallbacks[0].reason.find("unsupported shape cast"), std::string::npos)
+      << built->fallbacks[0].reason;
+  EXPECT_EQ(built->candidate.For(0).Get(codegen::pallas::kGlueFallbackKey, 0), 1);
+  Result<std::string> map_text = SourceNamed(built->implementation, "kernel_map.json");
+  ASSERT_TRUE(map_text.ok());
+  const json map = json::parse(*map_text);
+  EXPECT_EQ(map.at("kernels")[0].at("runs"), "glue");
+  EXPECT_TRUE(map.at("kernels")[0].at("fallback").get<bool>());
+  // The tester's build of the same module is the one just made, not a second compile.
+  EXPECT_EQ(runner.compiles(), 2);
+  Result<BuildOutcome> again = runner.Build(built->implementation);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->ok);
+  EXPECT_EQ(runner.compiles(), 2);
+}
+
+}  // namespace
+}  // namespace mk::agents
