@@ -45,8 +45,18 @@ def test_a_task_per_family_checks_and_compiles_for_v5e(mk_bin, tmp_path, task, f
     assert not any(op.startswith(heavy) for op in in_glue), (family, in_glue)
 
 
-# A bool vector broadcast along a new minor dim: libtpu's Mosaic refuses its pallas_call
-# ("unsupported shape cast", as in 14p's ci module), so the kernel falls back to XLA glue.
+# A reshape that merges the minor dims inside a kernel: libtpu's Mosaic refuses its pallas_call
+# ("unsupported shape cast", as in 25k's and 46k's group norms), so the kernel falls back to glue.
+MINOR_DIMS_RESHAPE = """HloModule minor_dims_reshape
+ENTRY main {
+  x = f32[2,24,14,14] parameter(0)
+  r = f32[2,8,588] reshape(x)
+  ROOT e = f32[2,8,588] exponential(r)
+}
+"""
+
+# A bool vector broadcast along a new minor dim (14p's masks): Mosaic refuses the shape cast of a
+# bool vector, so the emitter moves bools through int32 in a kernel body, and it compiles.
 BOOL_BROADCAST = """HloModule bool_broadcast
 ENTRY main {
   c = pred[15] parameter(0)
@@ -59,12 +69,17 @@ ENTRY main {
 """
 
 
-def test_a_kernel_the_compiler_refuses_falls_back_to_glue_and_still_checks(mk_bin, tmp_path):
-    module = tmp_path / "bool_broadcast.hlo"
-    module.write_text(BOOL_BROADCAST)
+def check_json(mk_bin, tmp_path, hlo_text, name, *extra):
+    module = tmp_path / f"{name}.hlo"
+    module.write_text(hlo_text)
     env = dict(os.environ, MAXKERNEL_HOME=str(tmp_path), MAXKERNEL_PYTHON=sys.executable)
-    r = subprocess.run([mk_bin, "check", str(module), "--target", "tpu-v5e", "--seeds", "1", "--json"],
+    r = subprocess.run([mk_bin, "check", str(module), "--target", "tpu-v5e", "--seeds", "1", "--json", *extra],
                        env=env, capture_output=True, text=True, timeout=600)
+    return r, module, env
+
+
+def test_a_kernel_the_compiler_refuses_falls_back_to_glue_and_still_checks(mk_bin, tmp_path):
+    r, module, env = check_json(mk_bin, tmp_path, MINOR_DIMS_RESHAPE, "minor_dims_reshape")
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     report = json.loads(r.stdout)
     assert report["status"] == "passed", report
@@ -80,3 +95,18 @@ def test_a_kernel_the_compiler_refuses_falls_back_to_glue_and_still_checks(mk_bi
     assert "fell back to XLA glue: kernel_0 (the TPU compiler refused its pallas_call: " in r.stdout, r.stdout
     kernel_map = json.loads((tmp_path / "out" / "kernel_map.json").read_text())
     assert kernel_map["kernels"][0]["fallback"] is True
+    # --no-glue-fallback keeps the refusal: the check fails at the build, naming the kernel.
+    r, _, _ = check_json(mk_bin, tmp_path, MINOR_DIMS_RESHAPE, "minor_dims_reshape", "--no-glue-fallback")
+    assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
+    report = json.loads(r.stdout)
+    assert report["status"] == "build-failed", report
+    assert "kernel_0: mosaic:" in report["message"], report["message"]
+
+
+def test_a_bool_mask_broadcast_in_a_kernel_compiles_without_falling_back(mk_bin, tmp_path):
+    r, _, _ = check_json(mk_bin, tmp_path, BOOL_BROADCAST, "bool_broadcast", "--no-glue-fallback")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    report = json.loads(r.stdout)
+    assert report["status"] == "passed", report
+    assert report["tpu"]["glue_fallback"] == []
+    assert [k["runs"] for k in report["tpu"]["model"]["kernels"]] == ["pallas"]

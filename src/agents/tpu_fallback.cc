@@ -85,14 +85,15 @@ Result<TpuBuilt> BuildWithGlueFallback(TpuRunner& runner, const analysis::Fusion
   return out;
 }
 
-Result<TpuBuilt> LowerAndBuildWithGlueFallback(TpuRunner& runner, const hlo::Module& module) {
+Result<TpuBuilt> LowerAndBuildWithGlueFallback(TpuRunner& runner, const hlo::Module& module,
+                                               int max_rounds) {
   MK_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> prepared, PrepareForLowering(module));
   MK_ASSIGN_OR_RETURN(analysis::FusionPlan plan,
                       analysis::PlanFusion(*prepared, FusionOptionsFor({}, runner.target())));
   codegen::pallas::PallasEmitter emitter;
   space::Candidate initial;
   for (const auto& k : plan.kernels) initial.kernels.push_back(emitter.SpaceFor(k, runner.target()).Initial());
-  return BuildWithGlueFallback(runner, plan, std::move(initial));
+  return BuildWithGlueFallback(runner, plan, std::move(initial), max_rounds);
 }
 
 }  // namespace mk::agents

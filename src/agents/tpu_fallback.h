@@ -47,6 +47,7 @@ Result<TpuBuilt> BuildWithGlueFallback(TpuRunner& runner, const analysis::Fusion
                                        space::Candidate candidate, int max_rounds = 4);
 
 // The planner's initial candidate of `module` (as TpuRunner::Lower), built with the fallback.
-Result<TpuBuilt> LowerAndBuildWithGlueFallback(TpuRunner& runner, const hlo::Module& module);
+Result<TpuBuilt> LowerAndBuildWithGlueFallback(TpuRunner& runner, const hlo::Module& module,
+                                               int max_rounds = 4);
 
 }  // namespace mk::agents

@@ -44,22 +44,19 @@ TEST(TpuFallbackTest, ItsJsonListsEveryFallback) {
   EXPECT_EQ(j.at("fallbacks")[0].at("kernel_id"), 3);
 }
 
-// A bool vector broadcast along a new minor dim: libtpu 0.0.42's Mosaic refuses the pallas_call
-// ("unsupported shape cast" of vector<15xi1> to vector<15x1xi1>, as in 14p's ci module).
-constexpr char kBoolBroadcast[] = R"(
-HloModule bool_broadcast
+// A reshape that merges the minor dims (14,14 into 588) inside a kernel: libtpu 0.0.42's Mosaic
+// refuses the pallas_call ("unsupported shape cast", as in 25k's and 46k's group norms).
+constexpr char kMinorDimsReshape[] = R"(
+HloModule minor_dims_reshape
 ENTRY main {
-  c = pred[15] parameter(0)
-  b = f32[15,16] parameter(1)
-  cb = pred[15,16] broadcast(c), dimensions={0}
-  z = f32[] constant(0)
-  zero2 = f32[15,16] broadcast(z), dimensions={}
-  ROOT s = f32[15,16] select(cb, b, zero2)
+  x = f32[2,24,14,14] parameter(0)
+  r = f32[2,8,588] reshape(x)
+  ROOT e = f32[2,8,588] exponential(r)
 }
 )";
 
 TEST(TpuFallbackTest, AKernelTheRealCompilerRefusesFallsBackToGlueAndTheModuleCompiles) {
-  auto m = hlo::ParseModule(kBoolBroadcast, "bool_broadcast.hlo");
+  auto m = hlo::ParseModule(kMinorDimsReshape, "minor_dims_reshape.hlo");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   auto tpu = target::TargetByName("tpu-v5e");
   ASSERT_TRUE(tpu.ok());

@@ -70,6 +70,7 @@ struct CompileOptions {
   std::string target = "cpu";
   std::string out;
   bool json = false;
+  bool no_glue_fallback = false;
 };
 
 // One line per kernel that fell back to XLA glue because the TPU compiler refused its call.
@@ -86,7 +87,8 @@ void PrintFallbacks(const std::vector<agents::GlueFallback>& fallbacks) {
 Result<int> RunTpuCompile(const CompileOptions& o, target::Target tpu) {
   MK_ASSIGN_OR_RETURN(CompileInput input, LoadCompileInput(o.input));
   agents::TpuRunner runner(std::move(tpu));
-  Result<agents::TpuBuilt> built_module = agents::LowerAndBuildWithGlueFallback(runner, *input.module);
+  Result<agents::TpuBuilt> built_module =
+      agents::LowerAndBuildWithGlueFallback(runner, *input.module, o.no_glue_fallback ? 0 : 4);
   Result<codegen::Implementation> impl =
       built_module.ok() ? Result<codegen::Implementation>(built_module->implementation) : runner.Lower(*input.module);
   if (!impl.ok()) return impl.status();
@@ -199,6 +201,7 @@ struct CheckOptions {
   double timeout_s = 60;
   std::string source;  // a replacement for the generated module.cc (e.g. a hand-edited one)
   bool json = false;
+  bool no_glue_fallback = false;
 };
 
 // `check --target tpu-*`: the Pallas module in TPU interpret mode against the interpreter,
@@ -210,7 +213,8 @@ Result<int> RunTpuCheck(const CheckOptions& o, agents::TestRequest request, targ
   MK_ASSIGN_OR_RETURN(CompileInput input, LoadCompileInput(o.input));
   // Built first, so that a kernel the compiler refuses falls back to glue before the check (the
   // tester's own build is then the same one). Without a toolchain, the tester reports it.
-  Result<agents::TpuBuilt> built_module = agents::LowerAndBuildWithGlueFallback(runner, *input.module);
+  Result<agents::TpuBuilt> built_module =
+      agents::LowerAndBuildWithGlueFallback(runner, *input.module, o.no_glue_fallback ? 0 : 4);
   Result<codegen::Implementation> impl =
       built_module.ok() ? Result<codegen::Implementation>(built_module->implementation) : runner.Lower(*input.module);
   // (When lowering fails the tester tries once more and reports "lower-failed".)
@@ -311,6 +315,9 @@ void RegisterEngineCommands(CLI::App& app, CommandResult& result) {
                       "compile-only: exit 1 when it refuses)");
   compile->add_option("-o,--out", c->out, "Output directory (created)")->required();
   compile->add_flag("--json", c->json, "Print the written paths and hashes as JSON");
+  compile->add_flag("--no-glue-fallback", c->no_glue_fallback,
+                    "tpu: keep every pallas_call the compiler refuses (by default each is re-emitted "
+                    "as XLA glue and the module rebuilt; the refusals are listed either way)");
   compile->callback([c, &result] { RunCommand(result, [&] { return RunCompile(*c); }); });
 
   auto k = std::make_shared<CheckOptions>();
@@ -328,6 +335,9 @@ void RegisterEngineCommands(CLI::App& app, CommandResult& result) {
   check->add_option("--source", k->source,
                     "Check this C++ file instead of the generated module.cc (same buffer ABI)");
   check->add_flag("--json", k->json, "Print the test report as JSON");
+  check->add_flag("--no-glue-fallback", k->no_glue_fallback,
+                  "tpu: a pallas_call the compiler refuses fails the check instead of falling back "
+                  "to XLA glue");
   check->callback([k, &result] { RunCommand(result, [&] { return RunCheck(*k); }); });
 }
 

@@ -429,13 +429,21 @@ Result<std::string> TranslateOp(const Instruction& inst, const std::vector<std::
              std::to_string(inst.exponent_bits) + ", mantissa_bits=" +
              std::to_string(inst.mantissa_bits) + ")";
     case Opcode::kBroadcast:
-      return "jax.lax.broadcast_in_dim(" + args[0] + ", " + shape + ", " +
-             PyTuple(inst.dimensions) + ")";
     case Opcode::kReshape:
     case Opcode::kBitcast:
-      return "jnp.reshape(" + args[0] + ", " + shape + ")";
-    case Opcode::kTranspose:
-      return "jax.lax.transpose(" + args[0] + ", " + PyTuple(inst.dimensions) + ")";
+    case Opcode::kTranspose: {
+      // Mosaic lays bool vectors out as masks and refuses most of their shape casts ("unsupported
+      // shape cast" of vector<15xi1> to vector<15x1xi1>, or a crash): in a kernel body a bool
+      // array is moved as int32 0/1 and compared back.
+      const bool bool_in_kernel = site.in_kernel && inst.shape.dtype() == hlo::DType::kPred;
+      const std::string x = bool_in_kernel ? args[0] + ".astype(jnp.int32)" : args[0];
+      std::string e = inst.opcode == Opcode::kBroadcast
+                          ? "jax.lax.broadcast_in_dim(" + x + ", " + shape + ", " + PyTuple(inst.dimensions) + ")"
+                      : inst.opcode == Opcode::kTranspose
+                          ? "jax.lax.transpose(" + x + ", " + PyTuple(inst.dimensions) + ")"
+                          : "jnp.reshape(" + x + ", " + shape + ")";
+      return bool_in_kernel ? "(" + e + " != 0)" : e;
+    }
     case Opcode::kSlice: {
       std::vector<int64_t> start, limit, stride;
       for (const auto& s : inst.slice) {
