@@ -110,3 +110,26 @@ def test_a_bool_mask_broadcast_in_a_kernel_compiles_without_falling_back(mk_bin,
     assert report["status"] == "passed", report
     assert report["tpu"]["glue_fallback"] == []
     assert [k["runs"] for k in report["tpu"]["model"]["kernels"]] == ["pallas"]
+
+
+# Positions as f32 iota times a frequency (RoPE, 3p and 15p): Pallas' verifier refuses a float
+# iota in a kernel body, so the emitter makes an int32 iota and converts it.
+FLOAT_IOTA = """HloModule float_iota
+ENTRY main {
+  x = f32[16,256] parameter(0)
+  pos = f32[16,256] iota(), iota_dimension=1
+  c = f32[] constant(0.01)
+  cb = f32[16,256] broadcast(c), dimensions={}
+  angle = f32[16,256] multiply(pos, cb)
+  s = f32[16,256] sine(angle)
+  ROOT y = f32[16,256] multiply(x, s)
+}
+"""
+
+
+def test_a_float_iota_in_a_kernel_checks_and_compiles_without_falling_back(mk_bin, tmp_path):
+    r, _, _ = check_json(mk_bin, tmp_path, FLOAT_IOTA, "float_iota", "--no-glue-fallback")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    report = json.loads(r.stdout)
+    assert report["status"] == "passed", report
+    assert [k["runs"] for k in report["tpu"]["model"]["kernels"]] == ["pallas"]

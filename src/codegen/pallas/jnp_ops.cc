@@ -474,9 +474,15 @@ Result<std::string> TranslateOp(const Instruction& inst, const std::vector<std::
     case Opcode::kReverse:
       return "jax.lax.rev(" + args[0] + ", " + PyTuple(inst.dimensions) + ")";
     case Opcode::kIota: {
-      std::string e = "jax.lax.broadcasted_iota(" + out + ", " + shape + ", " +
+      // Mosaic's iota makes integers only (a float one fails Pallas' verifier, 3p's and 15p's
+      // RoPE positions): in a kernel body a float iota is an int32 one converted. Positions
+      // stay exact in f32 up to 2^24, past any block.
+      const bool float_in_kernel = site.in_kernel && hlo::IsFloat(inst.shape.dtype());
+      const std::string t = float_in_kernel ? "jnp.int32" : out;
+      std::string e = "jax.lax.broadcasted_iota(" + t + ", " + shape + ", " +
                       std::to_string(inst.iota_dimension) + ")";
-      if (!site.iota_offset.empty()) e = "(" + e + " + jnp.asarray(" + site.iota_offset + ", " + out + "))";
+      if (!site.iota_offset.empty()) e = "(" + e + " + jnp.asarray(" + site.iota_offset + ", " + t + "))";
+      if (float_in_kernel) e += ".astype(" + out + ")";
       return e;
     }
     case Opcode::kConstant:
