@@ -62,6 +62,7 @@ Result<std::unique_ptr<hlo::Module>> PrepareForLowering(const hlo::Module& modul
 analysis::FusionOptions FusionOptionsFor(analysis::FusionOptions options,
                                          const target::Target& target) {
   if (target.l3_bytes > 0) options.row_reduction_min_bytes = target.l3_bytes;
+  if (target.kind == target::TargetKind::kTpu) options.fuse_lane_reshapes = false;
   return options;
 }
 

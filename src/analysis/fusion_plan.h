@@ -85,7 +85,15 @@ struct FusionOptions {
   bool fuse_segment_epilogues = true;
   int64_t segment_min = 64;
   int64_t segment_max = 64;
+  // false (TPU targets): a lane reshape (IsLaneReshape) stays a kernel of its own. Mosaic cannot
+  // lay one out inside a pallas_call ("unsupported shape cast": 25k's and 46k's group norms
+  // reshape [2,24,6,14,14] to [2,8,3528]); apart, XLA copies it between the kernels.
+  bool fuse_lane_reshapes = true;
 };
+
+// A reshape or bitcast that moves elements across the minor (lane) dim: its last dim changes,
+// other than by adding or dropping a trailing 1.
+bool IsLaneReshape(const hlo::Instruction& i);
 
 // Partitions the entry computation. Called computations (to_apply, while bodies ...) stay with
 // the instruction that calls them.

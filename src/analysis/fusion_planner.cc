@@ -69,9 +69,28 @@ bool IsOutsideKernels(const Instruction* i, const hlo::Computation& entry) {
   return false;
 }
 
+}  // namespace
+
+bool IsLaneReshape(const Instruction& i) {
+  if (i.opcode != Opcode::kReshape && i.opcode != Opcode::kBitcast) return false;
+  if (i.operands.size() != 1 || !i.shape.is_array() || !i.operands[0]->shape.is_array()) return false;
+  std::vector<int64_t> in = i.operands[0]->shape.dims(), out = i.shape.dims();
+  if (in.empty() || out.empty() || in.back() == out.back()) return false;
+  auto without_last = [](std::vector<int64_t> d) {
+    d.pop_back();
+    return d;
+  };
+  if (out.back() == 1 && without_last(out) == in) return false;
+  if (in.back() == 1 && without_last(in) == out) return false;
+  return true;
+}
+
+namespace {
+
 class Partition {
  public:
-  explicit Partition(const hlo::Computation& entry) : entry_(entry) {
+  Partition(const hlo::Computation& entry, bool fuse_lane_reshapes)
+      : entry_(entry), fuse_lane_reshapes_(fuse_lane_reshapes) {
     for (const auto& inst : entry.instructions()) {
       const Instruction* i = inst.get();
       for (const Instruction* op : i->operands) users_[op].push_back(i);
@@ -124,6 +143,22 @@ class Partition {
     const Instruction* joiner = joining.size() == 1 ? joining[0] : Hero(from);
     if (!joiner) joiner = joining.front();
     const std::string member = Members(into).front()->name;
+    // (A contraction computes its operand producers before its tiles, outside the kernel body
+    // a target lays out: a lane reshape may join it there.)
+    const Instruction* into_hero = Hero(into);
+    if (!fuse_lane_reshapes_ && !(into_hero && IsContraction(into_hero))) {
+      for (const Instruction* i : joining) {
+        if (!IsLaneReshape(*i)) continue;
+        Decline(i, into, "a reshape across the minor (lane) dim: the target cannot lay it out "
+                         "inside a kernel, so it is a copy of its own");
+        return false;
+      }
+      for (const Instruction* i : Members(into)) {
+        if (!IsLaneReshape(*i)) continue;
+        Decline(joiner, into, "the kernel is a reshape across the minor (lane) dim, kept apart");
+        return false;
+      }
+    }
     if (ReachesThroughOther(from, into) || ReachesThroughOther(into, from)) {
       Decline(joiner, into, "joining would put another kernel both before and after it (a "
                             "cycle between kernels)");
@@ -184,6 +219,7 @@ class Partition {
   }
 
   const hlo::Computation& entry_;
+  bool fuse_lane_reshapes_ = true;
   std::unordered_map<const Instruction*, std::vector<const Instruction*>> users_;
   std::unordered_map<const Instruction*, int> group_;
   int next_group_ = 0;
@@ -470,7 +506,7 @@ void GrowProducers(Partition& p, int g, const std::function<bool(const Instructi
 Result<FusionPlan> PlanFusion(const hlo::Module& module, const FusionOptions& options) {
   if (!module.entry()) return InvalidArgument("module has no ENTRY computation");
   const hlo::Computation& entry = *module.entry();
-  Partition p(entry);
+  Partition p(entry, options.fuse_lane_reshapes);
   std::vector<const Instruction*> order;
   for (const auto& inst : entry.instructions()) order.push_back(inst.get());
 

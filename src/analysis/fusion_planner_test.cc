@@ -240,6 +240,76 @@ TEST(FusionPlannerTest, SoftmaxIsOneReductionKernel) {
   EXPECT_EQ(plan->kernels[0].instructions.size(), 7u);  // constants are inputs
 }
 
+// A group norm as 25k writes it: the channels reshaped into groups (merging the minor dims),
+// per-group statistics, and the normalized values reshaped back.
+constexpr const char* kGroupNorm = R"(
+HloModule group_norm
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[2,24,14,14] parameter(0)
+  g = f32[2,8,588] reshape(x)
+  zero = f32[] constant(0)
+  sum = f32[2,8] reduce(g, zero), dimensions={2}, to_apply=add_f32
+  n = f32[] constant(588)
+  nb = f32[2,8] broadcast(n), dimensions={}
+  mean = f32[2,8] divide(sum, nb)
+  mb = f32[2,8,588] broadcast(mean), dimensions={0,1}
+  c = f32[2,8,588] subtract(g, mb)
+  ROOT y = f32[2,24,14,14] reshape(c)
+}
+)";
+
+TEST(FusionPlannerTest, LaneReshapesAreTheOnesMovingDataAcrossTheLastDim) {
+  auto m = Parse(kGroupNorm);
+  ASSERT_TRUE(m);
+  auto inst = [&](const std::string& name) { return m->entry()->FindInstruction(name); };
+  EXPECT_TRUE(IsLaneReshape(*inst("g")));   // [2,24,14,14] -> [2,8,588]
+  EXPECT_TRUE(IsLaneReshape(*inst("y")));   // and back
+  EXPECT_FALSE(IsLaneReshape(*inst("mb")));  // a broadcast
+  auto row = Parse(R"(
+HloModule r
+ENTRY main {
+  x = f32[2,8] parameter(0)
+  a = f32[2,8,1] reshape(x)
+  b = f32[16] reshape(a)
+  c = f32[4,4,128] parameter(1)
+  ROOT d = f32[16,128] reshape(c)
+}
+)");
+  ASSERT_TRUE(row);
+  EXPECT_FALSE(IsLaneReshape(*row->entry()->FindInstruction("a")));  // a trailing 1 added
+  EXPECT_TRUE(IsLaneReshape(*row->entry()->FindInstruction("b")));   // [2,8,1] -> [16]: 1 -> 16
+  EXPECT_FALSE(IsLaneReshape(*row->entry()->FindInstruction("d")));  // the last dim kept
+}
+
+TEST(FusionPlannerTest, LaneReshapesStayApartWhenTheTargetAsks) {
+  auto m = Parse(kGroupNorm);
+  ASSERT_TRUE(m);
+  auto fused = PlanFusion(*m);
+  ASSERT_TRUE(fused.ok()) << fused.status().ToString();
+  EXPECT_EQ(KernelContaining(*fused, "g"), KernelContaining(*fused, "sum")) << fused->Summary();
+  FusionOptions tpu;
+  tpu.fuse_lane_reshapes = false;
+  auto apart = PlanFusion(*m, tpu);
+  ASSERT_TRUE(apart.ok()) << apart.status().ToString();
+  const Kernel* g = KernelContaining(*apart, "g");
+  const Kernel* y = KernelContaining(*apart, "y");
+  ASSERT_TRUE(g && y);
+  EXPECT_EQ(g->instructions.size(), 1u) << apart->Summary();
+  EXPECT_EQ(y->instructions.size(), 1u) << apart->Summary();
+  // The statistics and the centring are still one reduction kernel.
+  EXPECT_EQ(KernelContaining(*apart, "sum"), KernelContaining(*apart, "c")) << apart->Summary();
+  bool noted = false;
+  for (const Kernel& k : apart->kernels) {
+    for (const auto& n : k.notes) noted |= !n.fused && n.reason.find("minor (lane) dim") != std::string::npos;
+  }
+  EXPECT_TRUE(noted);
+}
+
 TEST(FusionPlannerTest, KernelPrintsAsParsableHlo) {
   auto m = Parse(kSoftmax);
   auto plan = PlanFusion(*m);

@@ -503,6 +503,12 @@ BlockPlan PlanBlocks(const analysis::Kernel& kernel) {
     case analysis::KernelFamily::kReduction:
       break;
   }
+  if (!kernel.instructions.empty() &&
+      std::all_of(kernel.instructions.begin(), kernel.instructions.end(),
+                  [](const Instruction* i) { return analysis::IsLaneReshape(*i); })) {
+    return Glue("a reshape across the minor (lane) dim: Mosaic cannot lay it out inside a "
+                "pallas_call; XLA copies it");
+  }
   std::string conflict;
   BlockPlan rows = RowPlan(kernel, true, &conflict);
   if (conflict.empty()) return rows;

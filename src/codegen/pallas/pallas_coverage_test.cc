@@ -67,7 +67,9 @@ TEST(PallasCoverageTest, EveryDotConvolutionAndReduceOfTheCiTasksRunsInAPallasKe
     ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
     auto m = hlo::InlineCalls(**parsed);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
-    auto plan = analysis::PlanFusion(**m);
+    analysis::FusionOptions tpu_fusion;  // as agents::FusionOptionsFor gives a TPU target
+    tpu_fusion.fuse_lane_reshapes = false;
+    auto plan = analysis::PlanFusion(**m, tpu_fusion);
     ASSERT_TRUE(plan.ok()) << plan.status().ToString();
     const auto t = testing::TpuV5e();
     auto impl = PallasEmitter().Emit(*plan, testing::CandidateFor(*plan, t), t);
