@@ -171,3 +171,36 @@ def test_a_group_norms_lane_reshapes_run_in_glue_and_the_norm_in_a_pallas_call(m
     glue = [k for k in kernels if k["runs"] == "glue"]
     assert sorted(op for k in glue for op in k["ops_in_glue"]) == ["g", "y"], kernels
     assert all("minor (lane) dim" in k["reason"] for k in glue), glue
+
+
+def test_optimize_stores_the_fallen_back_module_as_a_candidate_and_exports_it(mk_bin, tmp_path):
+    module = tmp_path / "reverse_lanes.hlo"
+    module.write_text(REVERSE_LANES)
+    env = dict(os.environ, MAXKERNEL_HOME=str(tmp_path), MAXKERNEL_PYTHON=sys.executable)
+    task = tmp_path / "task"
+    r = subprocess.run([mk_bin, "import", str(module), "-o", str(task)], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    db = tmp_path / "runs.db"
+    r = subprocess.run([mk_bin, "optimize", str(task), "--target", "tpu-v5e", "--max-iterations", "2",
+                        "--test-seeds", "1", "--db", str(db), "--json"],
+                       env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    result = json.loads(r.stdout)
+    assert result["status"] == "succeeded", result
+    fallbacks = result["tpu"]["glue_fallback"]
+    assert len(fallbacks) == 1 and fallbacks[0]["compiled"] is True, fallbacks
+    assert fallbacks[0]["fallbacks"][0]["function"] == "kernel_0"
+    # The fallen-back module is a candidate of its own, and the one checked and kept.
+    row = [c for c in result["candidates"] if c.get("fallback_of") is not None]
+    assert len(row) == 1 and row[0]["seq"] == fallbacks[0]["seq"], result["candidates"]
+    assert row[0]["schedule"]["kernels"][0]["glue_fallback"] == 1, row[0]
+    assert result["best"]["seq"] == row[0]["seq"]
+    assert [k["runs"] for k in result["best"]["model"]["kernels"]] == ["glue"]
+    # export reads the stored (fallen-back) implementation.
+    out = tmp_path / "export"
+    r = subprocess.run([mk_bin, "export", str(result["run_id"]), "--format", "pallas", "-o", str(out),
+                        "--db", str(db), "--json"], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    source = open(json.loads(r.stdout)["files"]["python"]).read()
+    assert "jnp glue (fallback: the TPU compiler refused" in source
