@@ -1,7 +1,10 @@
 #include "agents/pipeline.h"
 
+#include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "agents/implementer.h"
 #include "hlo/printer.h"
@@ -121,6 +124,27 @@ Result<std::pair<codegen::Implementation, runtime::CompiledLibrary>> Pipeline::R
   MK_ASSIGN_OR_RETURN(Implemented impl, RunImplementer(plan_, candidate, ctx_.engine->emitter()));
   MK_ASSIGN_OR_RETURN(runtime::CompiledLibrary lib, ctx_.engine->Build(impl.implementation));
   return std::make_pair(std::move(impl.implementation), std::move(lib));
+}
+
+int Pipeline::Prebuild(const std::vector<space::Candidate>& candidates, int threads) {
+  std::vector<codegen::Implementation> impls;
+  for (const auto& c : candidates) {
+    Result<Implemented> impl = RunImplementer(plan_, c, ctx_.engine->emitter());
+    if (impl.ok()) impls.push_back(std::move(impl->implementation));
+  }
+  std::atomic<size_t> next{0};
+  std::atomic<int> built{0};
+  auto work = [&] {
+    for (size_t i = next++; i < impls.size(); i = next++) {
+      if (ctx_.engine->Build(impls[i]).ok()) ++built;
+    }
+  };
+  std::vector<std::thread> pool;
+  const size_t n = std::min<size_t>(impls.size(), static_cast<size_t>(std::max(1, threads)));
+  for (size_t t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  return built.load();
 }
 
 Result<CandidateOutcome> Pipeline::Evaluate(int64_t run_id, int64_t seq,

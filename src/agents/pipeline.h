@@ -93,6 +93,12 @@ class Pipeline {
   // store or the machinery failing (disk full, a broken sandbox), never for a bad candidate.
   Result<CandidateOutcome> Evaluate(int64_t run_id, int64_t seq, const space::Candidate& candidate);
 
+  // Compiles the candidates' implementations on up to `threads` threads at once into the
+  // compile cache, so that Evaluate's builds of them are cache hits (a batch: compiled in
+  // parallel, then timed one at a time by Evaluate). Nothing is stored; a candidate that does
+  // not implement or build is left for Evaluate to report. Returns how many built.
+  int Prebuild(const std::vector<space::Candidate>& candidates, int threads);
+
   // A profile request for a built implementation on the task's profiling inputs (seed = task
   // seed), e.g. for an interleaved comparison of two candidates.
   Result<ProfileRequest> ProfileRequestFor(const codegen::Implementation& impl,

@@ -59,6 +59,7 @@ struct OptimizeOptions {
   bool probe = false;
   bool no_probe = false;
   int profile_kernels = 6;
+  int batch = 1;
   int xla_rounds = 5;
   bool no_dedupe = false;
   // auto (the neighbourhood walk) or search (modes/search: the decision graph); `maxkernel
@@ -364,6 +365,8 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
   ao.pipeline.maxkernel_version = MK_VERSION;
   if (o.profile_kernels < 0) return InvalidArgument("--profile-kernels must be 0 or more");
   ao.profile_kernels = o.profile_kernels;
+  if (o.batch < 1) return InvalidArgument("--batch must be at least 1");
+  ao.batch = o.batch;
   if (o.xla_rounds < 0) return InvalidArgument("--xla-rounds must be >= 0");
   ao.xla_rounds = o.xla_rounds;
   ao.pipeline.dedupe = !o.no_dedupe;
@@ -540,6 +543,10 @@ void AddRunOptions(CLI::App* cmd, OptimizeOptions* o) {
   cmd->add_option("--report", o->report, "Write an HTML report (self-contained) to FILE");
   cmd->add_option("--metrics-file", o->metrics_file,
                   "Write Prometheus metrics to FILE (node_exporter textfile format)");
+  cmd->add_option("--batch", o->batch,
+                  "Propose and compile this many candidates at once (in parallel, one compiler "
+                  "per candidate up to N), then test and time them one at a time (default 1: "
+                  "each proposal waits for the last result)");
   cmd->add_option("--profile-kernels", o->profile_kernels,
                   "Time this many kernels of the best candidate alone, for the report's roofline "
                   "chart (default 6; 0 = none)");

@@ -1,5 +1,7 @@
 #include "runtime/compiler.h"
 
+#include <atomic>
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -49,9 +51,16 @@ Result<std::string> ReadCacheFile(const fs::path& path) {
 
 // Writes `data` to `path` atomically (a 0600 temp file + rename), so a concurrent reader or a
 // killed process never sees half a file. Failing to write into the cache is an environment error.
+// ".<n>.tmp.<pid>": private to this process (RemoveStaleTempFiles reads the pid after the last
+// ".tmp.") and, by the counter, to this call, so threads compiling at once never share one.
+std::string TempSuffix() {
+  static std::atomic<uint64_t> counter{0};
+  return "." + std::to_string(counter.fetch_add(1)) + ".tmp." + std::to_string(getpid());
+}
+
 Status WriteFileAtomic(const fs::path& path, const std::string& data) {
   fs::path tmp = path;
-  tmp += ".tmp." + std::to_string(getpid());
+  tmp += TempSuffix();
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     return EnvironmentError("compile cache: cannot write " + tmp.string() + ": " +
@@ -217,6 +226,7 @@ CompilerDriver::CompilerDriver(CompileOptions options) : options_(std::move(opti
 }
 
 Result<std::string> CompilerDriver::CompilerIdentity() {
+  std::lock_guard<std::mutex> lock(mu_);
   if (!identity_.empty()) return identity_;
   MK_ASSIGN_OR_RETURN(ProcessResult r, RunProcess({options_.compiler, "--version"}, 30));
   if (r.exit_code != 0) return NotFound("compiler '" + options_.compiler + "' does not run");
@@ -240,9 +250,12 @@ Result<CompiledLibrary> CompilerDriver::Compile(const std::string& source,
   key_text += source;
   CompiledLibrary lib;
   lib.key = Sha256Hex(key_text);
-  if (!cache_root_checked_) {
-    MK_RETURN_IF_ERROR(EnsurePrivateDirectory(options_.cache_dir));
-    cache_root_checked_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!cache_root_checked_) {
+      MK_RETURN_IF_ERROR(EnsurePrivateDirectory(options_.cache_dir));
+      cache_root_checked_ = true;
+    }
   }
   fs::path dir = fs::path(options_.cache_dir) / lib.key.substr(0, 2);
   MK_RETURN_IF_ERROR(EnsurePrivateDirectory(dir.string()));
@@ -263,7 +276,7 @@ Result<CompiledLibrary> CompilerDriver::Compile(const std::string& source,
   RemoveStaleTempFiles(dir.string());
   MK_RETURN_IF_ERROR(WriteFileAtomic(src, source));
   // Compile to a private name, then rename: two processes compiling the same key race safely.
-  fs::path tmp_so = dir / (lib.key + ".so.tmp." + std::to_string(getpid()));
+  fs::path tmp_so = dir / (lib.key + ".so" + TempSuffix());
   std::vector<std::string> argv = {options_.compiler};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {src.string(), "-o", tmp_so.string()});

@@ -9,6 +9,7 @@
 // or writable by others is refused), so no other local user can plant a library in it.
 #pragma once
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,8 @@ class CompilerDriver {
   // `extra_flags` are added after the driver's flags (e.g. -fopenmp from an Implementation).
   // A cache that cannot be used (not creatable, not writable, not private) is an error with
   // ErrorCode::kEnvironment: it says nothing about the source, and no other source would build.
+  // Safe to call from several threads at once (a batch of candidates compiled in parallel):
+  // every temporary file has a name of its own, and two compiles of one source both succeed.
   Result<CompiledLibrary> Compile(const std::string& source,
                                   const std::vector<std::string>& extra_flags = {});
 
@@ -60,6 +63,7 @@ class CompilerDriver {
 
  private:
   CompileOptions options_;
+  std::mutex mu_;  // guards identity_ and cache_root_checked_
   std::string identity_;
   bool cache_root_checked_ = false;
 };

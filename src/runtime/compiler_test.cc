@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "runtime/cpu_executor.h"
 #include "support/sha256.h"
@@ -76,6 +78,29 @@ TEST_F(CompilerCacheTest, AnUnchangedLibraryIsACacheHit) {
   CompiledLibrary again = MustCompile(compiler, AddSource(1));
   EXPECT_TRUE(again.cache_hit);
   EXPECT_EQ(again.so_sha256, Sha256Hex(ReadAll(again.so_path)));
+}
+
+TEST_F(CompilerCacheTest, ThreadsCompilingAtOnceShareTheCacheSafely) {
+  // A batch compiled in parallel: two threads on one source (a duplicate candidate), two on
+  // others, all on one driver, with no compile run before (the identity and the cache root are
+  // first asked for concurrently).
+  CompilerDriver compiler(options_);
+  const std::vector<std::string> sources = {AddSource(7), AddSource(7), AddSource(8), AddSource(9)};
+  std::vector<Result<CompiledLibrary>> libs(sources.size(), Internal("not run"));
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    threads.emplace_back([&, i] { libs[i] = compiler.Compile(sources[i]); });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& lib : libs) ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+  EXPECT_EQ(libs[0]->so_path, libs[1]->so_path);
+  EXPECT_NE(libs[0]->so_path, libs[2]->so_path);
+  for (const auto& lib : libs) EXPECT_EQ(lib->so_sha256, Sha256Hex(ReadAll(lib->so_path)));
+  // No temporary file is left behind, and every library is a cache hit now.
+  for (const auto& e : fs::recursive_directory_iterator(options_.cache_dir)) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+  }
+  for (const auto& src : sources) EXPECT_TRUE(MustCompile(compiler, src).cache_hit);
 }
 
 TEST_F(CompilerCacheTest, APlantedLibraryIsRefusedAndRebuilt) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -75,6 +76,7 @@ json OptionsToJson(const AutoOptions& o) {
           {"compare_rounds", o.compare_rounds},
           {"xla_rounds", o.xla_rounds},
           {"profile_kernels", o.profile_kernels},
+          {"batch", o.batch},
           {"search", o.search ? search::ToJson(*o.search) : json(nullptr)}};
 }
 
@@ -93,6 +95,7 @@ Result<AutoOptions> OptionsFromJson(const json& j, AutoOptions base) {
     base.compare_rounds = j.value("compare_rounds", base.compare_rounds);
     base.xla_rounds = j.value("xla_rounds", base.xla_rounds);
     base.profile_kernels = j.value("profile_kernels", base.profile_kernels);
+    base.batch = std::max(1, j.value("batch", base.batch));
     if (j.contains("search") && !j["search"].is_null()) {
       MK_ASSIGN_OR_RETURN(search::SearchOptions so, search::SearchOptionsFromJson(j["search"]));
       base.search = so;
@@ -450,6 +453,7 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
   // ---- the loop ---------------------------------------------------------------------------
   std::string stop_reason;
   std::optional<space::Candidate> suggested;  // the debugger's fix for the last failure
+  std::deque<std::pair<int64_t, space::Candidate>> batch;  // proposed and compiled, not evaluated
   auto metric_met = [&] {
     return best && MetricMet(options.target_metric, best->second,
                              roofline_of(best->second).fraction, baseline_s);
@@ -458,8 +462,14 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
     if (request.stop && request.stop->load()) { stop_reason = "interrupted"; break; }
     if (lease->lost()) return Internal("run " + std::to_string(run_id) + ": lost its lease to another process; stopped without writing more");
     if (metric_met()) { stop_reason = "target_metric_met"; break; }
-    if (unfinished.empty() && evaluated >= options.max_iterations) { stop_reason = "max_iterations"; break; }
-    if (unfinished.empty() && next_seq >= max_proposals) { stop_reason = "space_exhausted"; break; }
+    if (unfinished.empty() && batch.empty() && evaluated >= options.max_iterations) {
+      stop_reason = "max_iterations";
+      break;
+    }
+    if (unfinished.empty() && batch.empty() && next_seq >= max_proposals) {
+      stop_reason = "space_exhausted";
+      break;
+    }
     if (options.time_budget_s > 0 && SecondsSince(start) >= options.time_budget_s) {
       stop_reason = "time_budget";
       break;
@@ -470,6 +480,10 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
       seq = unfinished.front().first;
       candidate = unfinished.front().second;
       unfinished.erase(unfinished.begin());
+    } else if (!batch.empty()) {
+      seq = batch.front().first;
+      candidate = batch.front().second;
+      batch.pop_front();
     } else {
       std::optional<space::Candidate> next;
       if (suggested && !search.Tried(*suggested)) next = suggested;
@@ -478,6 +492,23 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
       if (!next) { stop_reason = "space_exhausted"; break; }
       seq = next_seq++;
       candidate = *next;
+      if (options.batch > 1) {
+        // A batch: up to `batch` proposals (no more than the budget left), compiled in parallel
+        // into the compile cache, then evaluated (and timed) one at a time from the queue.
+        std::vector<space::Candidate> all = {candidate};
+        const int room = std::min(options.batch, options.max_iterations - evaluated);
+        while (static_cast<int>(all.size()) < room && next_seq < max_proposals) {
+          std::optional<space::Candidate> more = search.Next();
+          if (!more) break;
+          batch.push_back({next_seq++, *more});
+          all.push_back(*more);
+        }
+        if (all.size() > 1) {
+          const int built = pipeline.Prebuild(all, options.batch);
+          (void)db.AddEvent(run_id, "batch.compiled",
+                            json{{"first_seq", seq}, {"candidates", all.size()}, {"built", built}}.dump());
+        }
+      }
     }
     Result<CandidateOutcome> evaluation = pipeline.Evaluate(run_id, seq, candidate);
     if (!evaluation.ok() && evaluation.status().code() == ErrorCode::kEnvironment) {

@@ -45,6 +45,9 @@ struct AutoOptions {
   // 0: skip). The CLI's default is 5; a bridge that cannot run is reported, not fatal.
   int xla_rounds = 0;
   int profile_kernels = 6;       // time this many kernels of the best alone, for the report
+  // Candidates proposed and compiled at once (in parallel, into the compile cache) before they
+  // are tested and timed one at a time. 1: one by one, each proposal after the last result.
+  int batch = 1;
   // Set: a search run (`maxkernel search`, `optimize --mode search`): the candidates come from
   // a search over the decision graph (modes/search) instead of the neighbourhood walk, the run
   // is stored as mode "search", and the result gains a "search" section.

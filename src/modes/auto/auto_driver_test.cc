@@ -109,6 +109,42 @@ TEST_F(AutoDriverTest, ARunRecordsEveryCandidateAndReturnsTheDocumentedResult) {
   EXPECT_NE(module->find("fixture_axpy"), std::string::npos);
 }
 
+// --batch 3: the proposals are compiled together (in parallel, into the compile cache), then
+// each is tested and timed alone; the run records the same things a batch of 1 does.
+TEST_F(AutoDriverTest, ABatchIsCompiledTogetherThenEvaluatedOneAtATime) {
+  AutoRequest req = Request(3);
+  req.options.batch = 3;
+  auto result = RunAuto(req, *db_, *artifacts_, engine_);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  const json& r = *result;
+  EXPECT_EQ(r["status"], "succeeded");
+  const int64_t run_id = r["run_id"].get<int64_t>();
+  auto events = db_->ListEvents(run_id, 1000);
+  ASSERT_TRUE(events.ok());
+  int batches = 0;
+  for (const auto& e : *events) {
+    if (e.kind != "batch.compiled") continue;
+    ++batches;
+    const json p = json::parse(e.payload_json);
+    EXPECT_GE(p["candidates"].get<int>(), 2) << e.payload_json;
+    EXPECT_LE(p["candidates"].get<int>(), 3) << e.payload_json;
+    EXPECT_GE(p["built"].get<int>(), 1) << e.payload_json;
+  }
+  EXPECT_GE(batches, 1);
+  // Every candidate of the batch was evaluated under its own seq, in order, and the budget
+  // (duplicates of an earlier library cost nothing) was spent and not exceeded.
+  int spent = 0;
+  for (size_t i = 0; i < r["candidates"].size(); ++i) {
+    EXPECT_EQ(r["candidates"][i]["seq"], i) << r["candidates"].dump();
+    if (r["candidates"][i]["status"] != "duplicate") ++spent;
+  }
+  EXPECT_EQ(spent, 3) << r["candidates"].dump();
+  EXPECT_EQ(r["iterations"], 3);
+  auto run = db_->GetRun(run_id);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(json::parse(run->config_json)["batch"], 3);
+}
+
 // A candidate that builds the bytes an earlier candidate built is recorded as its duplicate:
 // not tested, not timed, with the original's time; --no-dedupe (dedupe = false) times it again.
 TEST_F(AutoDriverTest, ACandidateBuildingAnEarlierLibraryIsItsDuplicate) {
