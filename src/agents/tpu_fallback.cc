@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 
-#include "agents/engine.h"
 #include "codegen/pallas/pallas_emitter.h"
 
 namespace mk::agents {
@@ -87,13 +86,8 @@ Result<TpuBuilt> BuildWithGlueFallback(TpuRunner& runner, const analysis::Fusion
 
 Result<TpuBuilt> LowerAndBuildWithGlueFallback(TpuRunner& runner, const hlo::Module& module,
                                                int max_rounds) {
-  MK_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> prepared, PrepareForLowering(module));
-  MK_ASSIGN_OR_RETURN(analysis::FusionPlan plan,
-                      analysis::PlanFusion(*prepared, FusionOptionsFor({}, runner.target())));
-  codegen::pallas::PallasEmitter emitter;
-  space::Candidate initial;
-  for (const auto& k : plan.kernels) initial.kernels.push_back(emitter.SpaceFor(k, runner.target()).Initial());
-  return BuildWithGlueFallback(runner, plan, std::move(initial), max_rounds);
+  MK_ASSIGN_OR_RETURN(TpuPlanned planned, PlanForTpu(module, runner.target()));
+  return BuildWithGlueFallback(runner, planned.plan, std::move(planned.initial), max_rounds);
 }
 
 }  // namespace mk::agents

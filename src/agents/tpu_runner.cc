@@ -265,14 +265,18 @@ std::string TpuRunner::DiagnoseKernels(const std::string& module_path, const std
 
 TpuRunner::TpuRunner(target::Target tpu) : tpu_(std::move(tpu)) {}
 
-Result<codegen::Implementation> TpuRunner::Lower(const hlo::Module& module) {
-  MK_ASSIGN_OR_RETURN(std::unique_ptr<hlo::Module> prepared, PrepareForLowering(module));
-  MK_ASSIGN_OR_RETURN(analysis::FusionPlan plan,
-                      analysis::PlanFusion(*prepared, FusionOptionsFor({}, tpu_)));
+Result<TpuPlanned> PlanForTpu(const hlo::Module& module, const target::Target& tpu) {
+  TpuPlanned out;
+  MK_ASSIGN_OR_RETURN(out.prepared, PrepareForLowering(module));
+  MK_ASSIGN_OR_RETURN(out.plan, analysis::PlanFusion(*out.prepared, FusionOptionsFor({}, tpu)));
   codegen::pallas::PallasEmitter emitter;
-  space::Candidate initial;
-  for (const auto& k : plan.kernels) initial.kernels.push_back(emitter.SpaceFor(k, tpu_).Initial());
-  return emitter.Emit(plan, initial, tpu_);
+  for (const auto& k : out.plan.kernels) out.initial.kernels.push_back(emitter.SpaceFor(k, tpu).Initial());
+  return out;
+}
+
+Result<codegen::Implementation> TpuRunner::Lower(const hlo::Module& module) {
+  MK_ASSIGN_OR_RETURN(TpuPlanned planned, PlanForTpu(module, tpu_));
+  return codegen::pallas::PallasEmitter().Emit(planned.plan, planned.initial, tpu_);
 }
 
 Result<BuildOutcome> TpuRunner::Build(const codegen::Implementation& impl) {

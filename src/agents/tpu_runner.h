@@ -5,12 +5,15 @@
 // anything here: every time it gives is "modelled".
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "agents/target_runner.h"
+#include "analysis/fusion_plan.h"
+#include "space/schedule.h"
 #include "target/target.h"
 
 namespace mk::agents {
@@ -57,6 +60,16 @@ Result<std::string> SourceNamed(const codegen::Implementation& impl, const std::
 // bridge's JSON ({"ok", "cost": {"optimal_seconds", ...}} or {"ok": false, "error"}), or
 // {"error": why} when the bridge itself failed.
 nlohmann::json XlaTpuEstimate(const std::string& task_dir, const target::Target& tpu);
+
+// A module planned for a TPU target: its prepared copy (the plan points into it), the fusion
+// plan, and the Pallas emitter's initial candidate. TpuRunner::Lower and the glue fallback
+// (tpu_fallback.h) start from it.
+struct TpuPlanned {
+  std::unique_ptr<hlo::Module> prepared;
+  analysis::FusionPlan plan;
+  space::Candidate initial;
+};
+Result<TpuPlanned> PlanForTpu(const hlo::Module& module, const target::Target& tpu);
 
 class TpuRunner final : public TargetRunner {
  public:
