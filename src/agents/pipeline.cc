@@ -119,9 +119,34 @@ Result<ProfileRequest> Pipeline::ProfileRequestFor(const codegen::Implementation
   return r;
 }
 
+Result<const Plan*> Pipeline::PlanOf(const space::Candidate& candidate) {
+  if (candidate.fusion == plan_.fusion_choices) return &plan_;
+  if (auto it = other_plans_.find(candidate.fusion); it != other_plans_.end()) return it->second.get();
+  if (!replanner_) {
+    return InvalidArgument("the candidate makes fusion choices of its own, and this run plans "
+                           "only its planner's kernels");
+  }
+  MK_ASSIGN_OR_RETURN(Plan plan, replanner_(candidate.fusion));
+  auto owned = std::make_unique<Plan>(std::move(plan));
+  const Plan* out = owned.get();
+  other_plans_.emplace(candidate.fusion, std::move(owned));
+  return out;
+}
+
+namespace {
+
+Result<Implemented> ImplementOnPlan(Result<const Plan*> plan, const space::Candidate& candidate,
+                                    const codegen::Emitter& emitter) {
+  if (!plan.ok()) return plan.status();
+  return RunImplementer(**plan, candidate, emitter);
+}
+
+}  // namespace
+
 Result<std::pair<codegen::Implementation, runtime::CompiledLibrary>> Pipeline::Rebuild(
     const space::Candidate& candidate) {
-  MK_ASSIGN_OR_RETURN(Implemented impl, RunImplementer(plan_, candidate, ctx_.engine->emitter()));
+  MK_ASSIGN_OR_RETURN(Implemented impl,
+                      ImplementOnPlan(PlanOf(candidate), candidate, ctx_.engine->emitter()));
   MK_ASSIGN_OR_RETURN(runtime::CompiledLibrary lib, ctx_.engine->Build(impl.implementation));
   return std::make_pair(std::move(impl.implementation), std::move(lib));
 }
@@ -129,7 +154,7 @@ Result<std::pair<codegen::Implementation, runtime::CompiledLibrary>> Pipeline::R
 int Pipeline::Prebuild(const std::vector<space::Candidate>& candidates, int threads) {
   std::vector<codegen::Implementation> impls;
   for (const auto& c : candidates) {
-    Result<Implemented> impl = RunImplementer(plan_, c, ctx_.engine->emitter());
+    Result<Implemented> impl = ImplementOnPlan(PlanOf(c), c, ctx_.engine->emitter());
     if (impl.ok()) impls.push_back(std::move(impl->implementation));
   }
   std::atomic<size_t> next{0};
@@ -157,7 +182,9 @@ Result<CandidateOutcome> Pipeline::Evaluate(int64_t run_id, int64_t seq,
 
   // Implement. A candidate the implementer refuses still gets a row: the run's history must
   // show every proposal, and a resumed run must not propose it again.
-  auto implemented = Timed("implementer", [&] { return RunImplementer(plan_, proposed, ctx_.engine->emitter()); });
+  auto implemented = Timed("implementer", [&] {
+    return ImplementOnPlan(PlanOf(proposed), proposed, ctx_.engine->emitter());
+  });
   if (implemented.ok()) out.candidate = implemented->candidate;
   store::NewCandidate nc;
   nc.run_id = run_id;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -115,6 +116,14 @@ class Pipeline {
   };
   void RememberLibrary(const std::string& library_sha256, KnownLibrary known);
 
+  // How a candidate with other fusion choices than the plan's (space::Candidate::fusion) gets its
+  // plan: the planner run again with those choices. Without one, such a candidate is refused
+  // (build_failed, by the implementer).
+  using Replanner = std::function<Result<Plan>(const std::map<std::string, bool>& fusion)>;
+  void SetReplanner(Replanner replanner) { replanner_ = std::move(replanner); }
+  // The plan of `candidate`'s fusion choices: the run's plan, or one planned (once) for them.
+  Result<const Plan*> PlanOf(const space::Candidate& candidate);
+
   const Plan& plan() const { return plan_; }
   const task::Task& task() const { return task_; }
 
@@ -135,6 +144,8 @@ class Pipeline {
   std::shared_ptr<std::map<uint64_t, std::vector<hlo::Literal>>> references_;
   std::optional<std::vector<hlo::Literal>> profile_inputs_;
   std::map<std::string, KnownLibrary> libraries_;
+  Replanner replanner_;
+  std::map<std::map<std::string, bool>, std::unique_ptr<Plan>> other_plans_;
 };
 
 }  // namespace mk::agents

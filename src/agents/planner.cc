@@ -77,6 +77,7 @@ KernelRoofline KernelRooflineOf(const analysis::Kernel& kernel, const target::Ta
   KernelRoofline r;
   r.id = kernel.id;
   r.name = kernel.name;
+  r.key = kernel.key;
   r.family = analysis::KernelFamilyName(kernel.family);
   r.compute_dtype = ComputeDtypeOf(kernel);
   r.flops = kernel.flops;
@@ -101,8 +102,11 @@ Result<Plan> RunPlanner(const PlanRequest& request, const codegen::Emitter& emit
   MK_ASSIGN_OR_RETURN(plan.fusion, analysis::PlanFusion(*plan.module,
                                                         FusionOptionsFor(request.fusion,
                                                                          plan.target)));
+  plan.fusion_choices = request.fusion.overrides;
+  plan.initial.fusion = plan.fusion_choices;
   for (const analysis::Kernel& k : plan.fusion.kernels) {
     plan.kernels.push_back(KernelRooflineOf(k, plan.target));
+    plan.initial.kernel_ids.push_back(k.key);
     plan.lower_bound_s += plan.kernels.back().lower_bound_s;
     plan.spaces.push_back(emitter.SpaceFor(k, plan.target, request.space));
     plan.initial.kernels.push_back(plan.spaces.back().Initial());
@@ -131,7 +135,7 @@ nlohmann::json ToJson(const Plan& plan) {
                           {"reason", n.reason}});
       }
     }
-    kernels.push_back({{"id", k.id}, {"name", k.name}, {"family", k.family},
+    kernels.push_back({{"id", k.id}, {"name", k.name}, {"key", k.key}, {"family", k.family},
                        {"compute_dtype", k.compute_dtype}, {"flops", k.flops},
                        {"bytes", k.bytes}, {"intensity", k.intensity},
                        {"compute_s", k.compute_s}, {"memory_s", k.memory_s},
@@ -141,6 +145,7 @@ nlohmann::json ToJson(const Plan& plan) {
   return {{"lower_bound_s", plan.lower_bound_s},
           {"rationale_markdown", plan.rationale_markdown},
           {"kernels", kernels},
+          {"fusion_choices", plan.fusion_choices},
           {"initial", space::ToJson(plan.initial)}};
 }
 

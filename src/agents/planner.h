@@ -7,6 +7,7 @@
 // give the same plan.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,7 @@ struct PlanRequest {
 struct KernelRoofline {
   int id = 0;
   std::string name;
+  std::string key;  // the kernel's stable id (analysis::Kernel::key)
   std::string family;
   std::string compute_dtype = "f32";  // whose peak bounds the kernel's compute
   int64_t flops = 0, bytes = 0;
@@ -50,6 +52,9 @@ struct Plan {
   std::vector<KernelRoofline> kernels;   // one per fusion kernel, same order
   std::vector<space::KernelSpace> spaces;  // one per fusion kernel, same order
   space::Candidate initial;
+  // The fusion choices this plan was made with that differ from the planner's rules
+  // (PlanRequest::fusion.overrides): a candidate of this plan carries the same.
+  std::map<std::string, bool> fusion_choices;
   double lower_bound_s = 0;  // sum over kernels (they run one after another)
   std::string rationale_markdown;
   target::Target target;

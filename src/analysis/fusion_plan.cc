@@ -119,6 +119,15 @@ std::string Kernel::ToHloText() const {
   return out.str();
 }
 
+std::string PartitionKey(const FusionPlan& plan) {
+  std::string key;
+  for (const Kernel& k : plan.kernels) {
+    for (const Instruction* i : k.instructions) key += i->name + ",";
+    key += "\n";
+  }
+  return key;
+}
+
 std::string FusionPlan::Summary() const {
   std::ostringstream out;
   for (const Kernel& k : kernels) {
@@ -208,6 +217,7 @@ Result<FusionPlan> PlanFromDecisions(const hlo::Module& module, const FusionDeci
     for (const Instruction* out : k.outputs) k.bytes += ShapeBytes(out->shape);
     k.family = FamilyOf(k, &k.hero);
     k.name = "kernel." + std::to_string(k.id) + "." + KernelFamilyName(k.family);
+    k.key = k.hero ? k.hero->name : k.instructions.back()->name;
     k.notes = NotesOfKernel(decisions.notes, decisions.kernel_of, kid);
     plan.kernels.push_back(std::move(k));
   }

@@ -33,6 +33,10 @@ struct FusionNote {
 struct Kernel {
   int id = 0;
   std::string name;  // "kernel.3.reduction"
+  // A name that survives other fusion choices (a position does not: fusing or splitting one
+  // kernel renumbers the rest): the hero's instruction name, or for a kernel without one the
+  // name of its last instruction. Unique within a plan.
+  std::string key;
   KernelFamily family = KernelFamily::kLoop;
   const hlo::Instruction* hero = nullptr;  // the dot/conv/reduce/standalone op; null for loops
   std::vector<const hlo::Instruction*> instructions;  // topological order
@@ -89,7 +93,32 @@ struct FusionOptions {
   // lay one out inside a pallas_call ("unsupported shape cast": 25k's and 46k's group norms
   // reshape [2,24,6,14,14] to [2,8,3528]); apart, XLA copies it between the kernels.
   bool fuse_lane_reshapes = true;
+  // Per-choice overrides of the planner's rules (FusionChoice::key -> fuse or not): how a search
+  // tries a plan without one merge, or with one the rules decline (issue 35: the fusion
+  // decisions are decisions of the search graph). A key that names no choice of the module
+  // changes nothing.
+  std::map<std::string, bool> overrides;
 };
+
+// One fusion decision the planner takes for a module, as a choice a search can flip. Keys:
+//   "operands:<contraction>"   its cheap operand producers (convert, broadcast ...) fused in
+//   "epilogue:<contraction>"   its elementwise consumers applied to the tiles in registers
+//   "chain:<reduce>"           the softmax / norm chain around a reduce as one kernel
+//   "row_reductions:<dot>"     the row reductions of its result computed by the GEMM's tiles
+//   "segment:<dot>"            its group norm computed group by group in the GEMM's tiles
+//   "loop"                     loop ops joining their consumers' kernel (the whole module)
+struct FusionChoice {
+  std::string key;
+  bool planner_fuses = true;  // the planner's own choice
+  std::string description;    // one line for people
+};
+
+// The choices of `module` that change its plan: flipping one alone gives other kernels.
+Result<std::vector<FusionChoice>> FusionChoicesOf(const hlo::Module& module,
+                                                  const FusionOptions& options = {});
+
+// The plan's partition in a form that compares: one line per kernel, its instruction names.
+std::string PartitionKey(const FusionPlan& plan);
 
 // A reshape or bitcast that moves elements across the minor (lane) dim: its last dim changes,
 // other than by adding or dropping a trailing 1.

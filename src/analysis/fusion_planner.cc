@@ -242,7 +242,14 @@ bool SameDims(const Instruction* a, const Instruction* b) {
   return a->shape.is_array() && b->shape.is_array() && a->shape.dims() == b->shape.dims();
 }
 
+// The search's override of choice `key` (FusionOptions::overrides), else the rules' verdict.
+bool Choose(const FusionOptions& options, const std::string& key, bool rule) {
+  auto it = options.overrides.find(key);
+  return it == options.overrides.end() ? rule : it->second;
+}
+
 // Pulls cheap producers (convert, broadcast, transpose ...) of a contraction's operands into it.
+
 void FuseContractionOperands(Partition& p, const Instruction* hero) {
   std::vector<const Instruction*> work(hero->operands.begin(), hero->operands.end());
   while (!work.empty()) {
@@ -412,7 +419,8 @@ MergeCandidate CandidateMerge(const Partition& p, const hlo::Computation& entry,
 // never stored and read back. Every reduce of those kernels must be one of them, so that no
 // reduce is left to a contraction kernel's plain loops.
 void FuseRowReductions(Partition& p, const hlo::Computation& entry,
-                       const std::vector<const Instruction*>& order, int64_t min_bytes) {
+                       const std::vector<const Instruction*>& order, const FusionOptions& options) {
+  const int64_t min_bytes = options.row_reduction_min_bytes;
   for (const Instruction* dot : order) {
     if (dot->opcode != Opcode::kDot || !p.InKernel(dot) || !dot->shape.is_array()) continue;
     const int c = p.GroupOf(dot);
@@ -430,7 +438,10 @@ void FuseRowReductions(Partition& p, const hlo::Computation& entry,
     }
     if (!reductions) continue;
     const int64_t result_bytes = dot->shape.byte_size();
-    if (result_bytes < min_bytes) {
+    const auto chosen = options.overrides.find("row_reductions:" + dot->name);
+    if (chosen != options.overrides.end() && !chosen->second) continue;
+    if (chosen == options.overrides.end() && !options.fuse_row_reductions) continue;
+    if (chosen == options.overrides.end() && result_bytes < min_bytes) {
       std::string size = Bytes(result_bytes), threshold = Bytes(min_bytes);
       if (size == threshold) {
         size = std::to_string(result_bytes) + " B";
@@ -472,9 +483,11 @@ void FuseSegmentEpilogues(Partition& p, const hlo::Computation& entry,
     if (!p.Hero(g) || !IsSimpleReduce(p.Hero(g))) continue;
     const MergeCandidate m = CandidateMerge(p, entry, order, c, readers);
     const auto plan = PlanSegmentEpilogue(dot, m.members, m.is_output);
-    if (!plan || plan->segment < options.segment_min || plan->segment > options.segment_max) {
-      continue;
-    }
+    // segment_max is what the register tiles hold; segment_min and the switch are the rules'
+    // verdict on speed, which a search's choice overrides.
+    if (!plan || plan->segment > options.segment_max) continue;
+    const bool rule = options.fuse_segment_epilogues && plan->segment >= options.segment_min;
+    if (!Choose(options, "segment:" + dot->name, rule)) continue;
     size_t program_reduces = 0;
     for (const Instruction* i : plan->program) program_reduces += i->opcode == Opcode::kReduce;
     if (program_reduces != m.reduces) continue;
@@ -513,8 +526,10 @@ Result<FusionPlan> PlanFusion(const hlo::Module& module, const FusionOptions& op
   // 1. Contractions absorb cheap operand producers; 2. then their elementwise epilogue.
   for (const Instruction* i : order) {
     if (!IsContraction(i) || !p.InKernel(i)) continue;
-    if (options.fuse_operand_producers) FuseContractionOperands(p, i);
-    if (options.fuse_epilogues) {
+    if (Choose(options, "operands:" + i->name, options.fuse_operand_producers)) {
+      FuseContractionOperands(p, i);
+    }
+    if (Choose(options, "epilogue:" + i->name, options.fuse_epilogues)) {
       auto epilogue_op = [&](const Instruction* u) {
         return hlo::IsElementwise(u->opcode) && SameDims(u, i);
       };
@@ -534,9 +549,10 @@ Result<FusionPlan> PlanFusion(const hlo::Module& module, const FusionOptions& op
   }
   // 3. Reduction chains: producers of the reduced input, ops on the kept (row) shape, broadcasts
   //    back to the input shape, elementwise ops there, and further reduces of the same rows.
-  if (options.fuse_reduction_chains) {
+  {
     for (const Instruction* r : order) {
       if (!IsSimpleReduce(r) || !p.InKernel(r)) continue;
+      if (!Choose(options, "chain:" + r->name, options.fuse_reduction_chains)) continue;
       int g = p.GroupOf(r);
       if (p.Members(g).size() > 1 && p.Hero(g) != r) continue;  // already part of a chain
       const Instruction* input = r->operands[0];
@@ -565,14 +581,12 @@ Result<FusionPlan> PlanFusion(const hlo::Module& module, const FusionOptions& op
   //     the rows reads the input once for both.
   if (options.fuse_reduction_chains) MergeRowReductionKernels(p, order);
   // 3c. A dot's row reductions into the dot's kernel, computed by the GEMM's tiles.
-  if (options.fuse_row_reductions) {
-    FuseRowReductions(p, entry, order, options.row_reduction_min_bytes);
-  }
+  FuseRowReductions(p, entry, order, options);
   // 3d. A dot's group norm into the dot's kernel, run group by group in the GEMM's tiles.
-  if (options.fuse_segment_epilogues) FuseSegmentEpilogues(p, entry, order, options);
+  FuseSegmentEpilogues(p, entry, order, options);
   // 4. Loop fusion: a loop op joins its consumers' kernel when they all share one kernel that is
   //    not a contraction (where it would be recomputed per multiply-add) or a standalone op.
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+  for (auto it = order.rbegin(); it != order.rend() && Choose(options, "loop", true); ++it) {
     const Instruction* i = *it;
     if (!p.InKernel(i) || !IsLoopOp(i) || p.Members(p.GroupOf(i)).size() != 1) continue;
     const auto& users = p.Users(i);
@@ -589,6 +603,55 @@ Result<FusionPlan> PlanFusion(const hlo::Module& module, const FusionOptions& op
                "all its users are in this kernel: computed where it is used, never stored");
   }
   return PlanFromDecisions(module, p.Decisions());
+}
+
+
+Result<std::vector<FusionChoice>> FusionChoicesOf(const hlo::Module& module,
+                                                  const FusionOptions& options) {
+  if (!module.entry()) return InvalidArgument("module has no ENTRY computation");
+  MK_ASSIGN_OR_RETURN(FusionPlan base, PlanFusion(module, options));
+  const std::string base_key = PartitionKey(base);
+  struct Key {
+    std::string key, description;
+  };
+  std::vector<Key> keys;
+  for (const auto& inst : module.entry()->instructions()) {
+    const Instruction* i = inst.get();
+    const std::string n = "%" + i->name;
+    if (IsContraction(i)) {
+      keys.push_back({"operands:" + i->name,
+                      "compute " + n + "'s operand producers (converts, broadcasts ...) in its kernel"});
+      keys.push_back({"epilogue:" + i->name,
+                      "apply the elementwise ops on " + n + "'s result to its tiles in registers "
+                      "(else they are a pass of their own)"});
+    }
+    if (i->opcode == Opcode::kDot) {
+      keys.push_back({"row_reductions:" + i->name,
+                      "reduce " + n + "'s rows in the GEMM's tiles (else a reduction kernel after it)"});
+      keys.push_back({"segment:" + i->name,
+                      "normalize " + n + "'s column groups in the GEMM's tiles (else a kernel after it)"});
+    }
+    if (IsSimpleReduce(i)) {
+      keys.push_back({"chain:" + i->name,
+                      "run the chain around " + n + " (its producers, the ops on its rows) as one kernel"});
+    }
+  }
+  keys.push_back({"loop", "let loop ops join the kernel of their consumers"});
+  std::vector<FusionChoice> out;
+  for (const Key& k : keys) {
+    if (options.overrides.count(k.key)) continue;  // decided by the caller already
+    std::string with[2];
+    for (int fuse = 0; fuse < 2; ++fuse) {
+      FusionOptions o = options;
+      o.overrides[k.key] = fuse == 1;
+      Result<FusionPlan> plan = PlanFusion(module, o);
+      if (plan.ok()) with[fuse] = PartitionKey(*plan);
+    }
+    if (with[0].empty() || with[1].empty() || with[0] == with[1]) continue;
+    if (with[0] != base_key && with[1] != base_key) continue;
+    out.push_back({k.key, with[1] == base_key, k.description});
+  }
+  return out;
 }
 
 }  // namespace mk::analysis

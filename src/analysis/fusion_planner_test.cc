@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "analysis/fusion_plan.h"
 #include "hlo/parser.h"
 
@@ -363,6 +365,76 @@ TEST(FusionPlannerTest, DecisionsRoundTripAndCyclesAreRejected) {
   FusionDecisions missing;
   missing.kernel_of = {{"dot", 0}};
   EXPECT_FALSE(PlanFromDecisions(*m, missing).ok());
+}
+
+}  // namespace
+}  // namespace mk::analysis
+
+namespace mk::analysis {
+namespace {
+
+const FusionChoice* ChoiceNamed(const std::vector<FusionChoice>& choices, const std::string& key) {
+  for (const FusionChoice& c : choices) {
+    if (c.key == key) return &c;
+  }
+  return nullptr;
+}
+
+// The GEMM with its bias and ReLU: the epilogue and the operand broadcast are choices the
+// planner takes (fused); flipping the epilogue gives a GEMM kernel and a loop kernel after it.
+TEST(FusionChoicesTest, TheEpilogueIsAChoiceAndFlippingItSplitsTheKernel) {
+  auto m = Parse(kGemmBiasRelu);
+  ASSERT_TRUE(m);
+  auto choices = FusionChoicesOf(*m);
+  ASSERT_TRUE(choices.ok()) << choices.status().ToString();
+  const FusionChoice* epilogue = ChoiceNamed(*choices, "epilogue:dot");
+  ASSERT_NE(epilogue, nullptr);
+  EXPECT_TRUE(epilogue->planner_fuses);
+  EXPECT_NE(epilogue->description.find("%dot"), std::string::npos);
+  // Every listed choice changes the plan when flipped alone.
+  auto base = PlanFusion(*m);
+  ASSERT_TRUE(base.ok());
+  for (const FusionChoice& c : *choices) {
+    FusionOptions o;
+    o.overrides[c.key] = !c.planner_fuses;
+    auto flipped = PlanFusion(*m, o);
+    ASSERT_TRUE(flipped.ok()) << c.key;
+    EXPECT_NE(PartitionKey(*flipped), PartitionKey(*base)) << c.key;
+  }
+  FusionOptions apart;
+  apart.overrides["epilogue:dot"] = false;
+  auto plan = PlanFusion(*m, apart);
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan->kernels.size(), 2u) << plan->Summary();
+  EXPECT_NE(KernelContaining(*plan, "dot"), KernelContaining(*plan, "relu"));
+  // Stable ids: the GEMM's kernel is named by its hero in both plans.
+  EXPECT_EQ(base->kernels[0].key, "dot");
+  EXPECT_EQ(KernelContaining(*plan, "dot")->key, "dot");
+  EXPECT_EQ(KernelContaining(*plan, "relu")->key, "relu");
+  // A key naming nothing of the module changes nothing.
+  FusionOptions unknown;
+  unknown.overrides["epilogue:no_such_dot"] = false;
+  auto same = PlanFusion(*m, unknown);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(PartitionKey(*same), PartitionKey(*base));
+}
+
+// Choice keys are unique, and each names an instruction of the module (or "loop").
+TEST(FusionChoicesTest, KeysAreUniqueAndNameTheModule) {
+  auto m = Parse(kLogitsConsumers);
+  ASSERT_TRUE(m);
+  auto choices = FusionChoicesOf(*m);
+  ASSERT_TRUE(choices.ok()) << choices.status().ToString();
+  EXPECT_FALSE(choices->empty());
+  std::set<std::string> keys;
+  for (const FusionChoice& c : *choices) {
+    EXPECT_TRUE(keys.insert(c.key).second) << c.key;
+    if (c.key == "loop") continue;
+    const std::string name = c.key.substr(c.key.find(':') + 1);
+    bool found = false;
+    for (const auto& i : m->entry()->instructions()) found = found || i->name == name;
+    EXPECT_TRUE(found) << c.key;
+  }
 }
 
 }  // namespace

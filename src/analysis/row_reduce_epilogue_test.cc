@@ -181,6 +181,28 @@ TEST(RowReduceEpilogueTest, PlannerMergesTheReductionKernelIntoTheGemm) {
   ASSERT_TRUE(fused.ok());
   EXPECT_EQ(fused->kernels.size(), 1u);
 
+  // The search's choice "row_reductions:dot" (FusionChoicesOf): below the default threshold the
+  // rules keep the reduction apart; the choice is listed as declined, and forcing it fuses.
+  auto choices = FusionChoicesOf(*m);
+  ASSERT_TRUE(choices.ok()) << choices.status().ToString();
+  bool listed = false;
+  for (const FusionChoice& c : *choices) {
+    if (c.key != "row_reductions:dot") continue;
+    listed = true;
+    EXPECT_FALSE(c.planner_fuses);
+  }
+  EXPECT_TRUE(listed);
+  FusionOptions forced;
+  forced.overrides["row_reductions:dot"] = true;
+  auto forced_plan = PlanFusion(*m, forced);
+  ASSERT_TRUE(forced_plan.ok());
+  EXPECT_EQ(forced_plan->kernels.size(), 1u) << forced_plan->Summary();
+  FusionOptions refused = any_size;
+  refused.overrides["row_reductions:dot"] = false;
+  auto refused_plan = PlanFusion(*m, refused);
+  ASSERT_TRUE(refused_plan.ok());
+  EXPECT_EQ(refused_plan->kernels.size(), 2u) << refused_plan->Summary();
+
   // The notes say why, both ways: the GEMM's kernel names the size against the threshold.
   auto reasons = [](const Kernel& k, bool joined) {
     std::string all;

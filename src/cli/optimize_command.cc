@@ -68,6 +68,7 @@ struct OptimizeOptions {
   std::string algorithm = "astar";
   double epsilon = 1.0;
   int beam_width = 8;
+  int fusion_decisions = modes::search::SearchOptions{}.fusion_decisions;
   bool no_analytical_init = false;
   std::string graph;
   std::string model;       // --model FILE: the cost model to start from
@@ -376,6 +377,7 @@ Result<int> RunOptimize(const OptimizeOptions& o) {
     so.epsilon = o.epsilon;
     so.beam_width = o.beam_width;
     so.analytical_init = !o.no_analytical_init;
+    so.fusion_decisions = o.fusion_decisions;
     MK_ASSIGN_OR_RETURN(so, modes::search::SearchOptionsFromJson(modes::search::ToJson(so)));
     ao.search = so;
   } else if (o.mode != "auto") {
@@ -572,6 +574,12 @@ void AddSearchOptions(CLI::App* cmd, OptimizeOptions* o) {
   cmd->add_option("--epsilon", o->epsilon,
                   "Weighted A*: prune what cannot beat the best by this factor (>= 1; default 1)");
   cmd->add_option("--beam-width", o->beam_width, "Beam search: nodes kept per level (default 8)");
+  cmd->add_option("--fusion-decisions", o->fusion_decisions,
+                  "How many of the planner's fusion choices (an epilogue in the GEMM's tiles or a "
+                  "pass of its own, row reductions in the GEMM or after, ...) are decisions of the "
+                  "search: those whose flip alone moves the roofline bound most (default 4; 0 "
+                  "keeps the planner's kernels; at most 8; each at most doubles the plans "
+                  "searched). CPU targets; a TPU search keeps the planner's kernels");
   cmd->add_flag("--no-analytical-init", o->no_analytical_init,
                 "Start from each parameter domain's median value instead of the planner's "
                 "analytical candidate");

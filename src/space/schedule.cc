@@ -80,7 +80,10 @@ nlohmann::json ToJson(const Schedule& s) { return nlohmann::json(s.values); }
 nlohmann::json ToJson(const Candidate& c) {
   nlohmann::json kernels = nlohmann::json::array();
   for (const auto& s : c.kernels) kernels.push_back(ToJson(s));
-  return {{"kernels", kernels}};
+  nlohmann::json j = {{"kernels", kernels}};
+  if (!c.fusion.empty()) j["fusion"] = c.fusion;
+  if (!c.kernel_ids.empty()) j["kernel_ids"] = c.kernel_ids;
+  return j;
 }
 
 Candidate CandidateFromJson(const nlohmann::json& j) {
@@ -94,6 +97,16 @@ Candidate CandidateFromJson(const nlohmann::json& j) {
       }
     }
     c.kernels.push_back(std::move(s));
+  }
+  if (j.contains("fusion") && j["fusion"].is_object()) {
+    for (const auto& [key, v] : j["fusion"].items()) {
+      if (v.is_boolean()) c.fusion[key] = v.get<bool>();
+    }
+  }
+  if (j.contains("kernel_ids") && j["kernel_ids"].is_array()) {
+    for (const auto& id : j["kernel_ids"]) {
+      if (id.is_string()) c.kernel_ids.push_back(id.get<std::string>());
+    }
   }
   return c;
 }

@@ -75,6 +75,13 @@ void CenterOnMedians(KernelSpace& s);
 // One point of the whole space: a schedule per kernel of the plan (by kernel index).
 struct Candidate {
   std::vector<Schedule> kernels;
+  // The fusion choices that differ from the planner's (analysis::FusionChoice keys -> fuse or
+  // not); empty: the planner's own kernels. The kernels above are those of the plan these
+  // choices give.
+  std::map<std::string, bool> fusion;
+  // Each kernel's stable id (analysis::Kernel::key), as the implementer completed it; a
+  // proposal may leave it empty, and one that names ids must name the plan's, in its order.
+  std::vector<std::string> kernel_ids;
   const Schedule& For(size_t kernel) const {
     static const Schedule kEmpty;
     return kernel < kernels.size() ? kernels[kernel] : kEmpty;

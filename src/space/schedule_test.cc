@@ -71,5 +71,29 @@ TEST(KernelSpaceTest, NearestLegalBacktracksWhenALaterParameterHasNoLegalValue) 
   EXPECT_FALSE(NearestLegal(s, Schedule{}).has_value());
 }
 
+TEST(CandidateTest, JsonKeepsTheFusionChoicesAndKernelIds) {
+  Candidate c;
+  c.kernels = {Schedule{{{"threads", 2}}}, Schedule{}};
+  c.fusion = {{"epilogue:dot.1", false}, {"row_reductions:dot.1", true}};
+  c.kernel_ids = {"dot.1", "add.3"};
+  const nlohmann::json j = ToJson(c);
+  EXPECT_EQ(j["fusion"]["epilogue:dot.1"], false);
+  EXPECT_EQ(j["kernel_ids"][1], "add.3");
+  Candidate back = CandidateFromJson(j);
+  EXPECT_EQ(back.kernels, c.kernels);
+  EXPECT_EQ(back.fusion, c.fusion);
+  EXPECT_EQ(back.kernel_ids, c.kernel_ids);
+  // The planner's own fusion: no "fusion" key, as candidates stored before it existed.
+  Candidate plain;
+  plain.kernels = c.kernels;
+  EXPECT_FALSE(ToJson(plain).contains("fusion"));
+  EXPECT_FALSE(ToJson(plain).contains("kernel_ids"));
+  // Values of the wrong type are dropped, not guessed.
+  Candidate odd = CandidateFromJson(nlohmann::json::parse(
+      R"({"kernels": [{}], "fusion": {"loop": "no", "epilogue:d": true}, "kernel_ids": [3, "d"]})"));
+  EXPECT_EQ(odd.fusion, (std::map<std::string, bool>{{"epilogue:d", true}}));
+  EXPECT_EQ(odd.kernel_ids, (std::vector<std::string>{"d"}));
+}
+
 }  // namespace
 }  // namespace mk::space

@@ -362,6 +362,10 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
   }
   options.pipeline.reference_cache_dir = engine.compiler().options().cache_dir + "/oracle";
   Pipeline pipeline(ctx, task, *loaded.module, *plan, options.pipeline);
+  // Candidates with fusion choices of their own (a search's fusion decisions, a resumed run's,
+  // a person's edit) are planned again with them.
+  Result<search::FusionSpace> fusion_space = search::FusionSpaceOf(preq, *plan, engine.emitter());
+  if (fusion_space.ok()) pipeline.SetReplanner(fusion_space->replan);
 
   std::vector<double> weights;
   for (const auto& k : plan->kernels) weights.push_back(k.lower_bound_s);
@@ -369,10 +373,16 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
   std::unique_ptr<Proposer> proposer;
   search::GraphSearch* graph_search = nullptr;  // the proposer, for a search run
   if (options.search) {
-    auto gs = search::SearchPlan(*plan, *options.search, proposer_seed, std::move(prior.model));
+    auto gs = search::SearchPlan(*plan, *options.search, proposer_seed, std::move(prior.model),
+                                 fusion_space.ok() ? &*fusion_space : nullptr);
     prior.model.reset();
-    graph_search = gs.get();
-    proposer = std::move(gs);
+    if (!gs.ok()) {
+      (void)db.AddEvent(run_id, "run.plan_failed", json{{"error", gs.status().ToString()}}.dump());
+      (void)db.FinishRun(run_id, store::RunStatus::kFailed);
+      return gs.status();
+    }
+    graph_search = gs->get();
+    proposer = std::move(*gs);
   } else {
     proposer = std::make_unique<NeighbourhoodSearch>(plan->spaces, plan->initial, weights,
                                                      proposer_seed);
@@ -745,11 +755,18 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
   } else {
     result["best"] = nullptr;
   }
-  json plan_json = ToJson(*plan);
+  // The plan the best candidate ran: the planner's, or the one its fusion choices gave.
+  const Plan* best_plan = &*plan;
+  std::optional<space::Candidate> best_candidate;
+  if (best_entry) {
+    best_candidate = space::CandidateFromJson(json::parse(best_entry->candidate.schedule_json, nullptr, false));
+    if (Result<const Plan*> p = pipeline.PlanOf(*best_candidate); p.ok()) best_plan = *p;
+  }
+  json plan_json = ToJson(*best_plan);
   for (auto& k : plan_json["kernels"]) k["measured_s"] = nullptr;
   if (best_entry && options.profile_kernels > 0 && !(request.stop && request.stop->load())) {
-    space::Candidate c = space::CandidateFromJson(json::parse(best_entry->candidate.schedule_json));
-    auto timings = ProfileKernels(*plan, c, engine, options.pipeline.protocol, options.profile_kernels);
+    const space::Candidate& c = *best_candidate;
+    auto timings = ProfileKernels(*best_plan, c, engine, options.pipeline.protocol, options.profile_kernels);
     if (timings.ok()) {
       for (const KernelTiming& t : *timings) {
         for (auto& k : plan_json["kernels"]) {

@@ -110,7 +110,13 @@ Result<json> RunTpuAuto(const TpuAutoRequest& request, store::Store& db,
   }
   search::SearchOptions so = request.search;
   so.use_model = false;
-  auto proposer = search::SearchPlan(*plan, so, request.seed + static_cast<uint64_t>(run_id));
+  Result<std::unique_ptr<search::GraphSearch>> searched =
+      search::SearchPlan(*plan, so, request.seed + static_cast<uint64_t>(run_id));
+  if (!searched.ok()) {
+    (void)db.FinishRun(run_id, store::RunStatus::kFailed);
+    return searched.status();
+  }
+  std::unique_ptr<search::GraphSearch> proposer = std::move(*searched);
   std::vector<Modelled> modelled;
   json candidates = json::array();
   for (int64_t seq = 0; seq < request.budget; ++seq) {

@@ -17,7 +17,8 @@ using nlohmann::json;
 
 namespace {
 
-// The bound of one stored module on `host`, planned once per module.
+// The bound of one stored module on `host` with a candidate's fusion choices, planned once per
+// module and choices.
 struct PlannedBound {
   std::unique_ptr<hlo::Module> module;
   std::optional<LowerBound> bound;
@@ -25,7 +26,7 @@ struct PlannedBound {
 };
 
 PlannedBound PlanBound(const std::string& text, const target::Target& host,
-                       const codegen::Emitter& emitter) {
+                       const codegen::Emitter& emitter, const std::map<std::string, bool>& fusion) {
   PlannedBound out;
   auto module = hlo::ParseModule(text);
   if (!module.ok()) {
@@ -40,6 +41,7 @@ PlannedBound PlanBound(const std::string& text, const target::Target& host,
   agents::PlanRequest req;
   req.module = out.module.get();
   req.target = host;
+  req.fusion.overrides = fusion;
   auto plan = agents::RunPlanner(req, emitter);
   if (!plan.ok()) {
     out.error = "its module cannot be planned: " + plan.status().message();
@@ -58,6 +60,7 @@ Result<BoundCheckReport> CheckBoundOverStore(store::Store& db, const store::Arti
   report.cpu_model = host.model;
   report.isa_level = host.isa_level;
   MK_ASSIGN_OR_RETURN(std::unique_ptr<codegen::Emitter> emitter, codegen::EmitterFor(host));
+  auto emitter_ref = [&emitter]() -> const codegen::Emitter& { return *emitter; };
   std::vector<store::RunRecord> runs;
   if (only_run) {
     MK_ASSIGN_OR_RETURN(store::RunRecord r, db.GetRun(*only_run));
@@ -66,7 +69,21 @@ Result<BoundCheckReport> CheckBoundOverStore(store::Store& db, const store::Arti
     MK_ASSIGN_OR_RETURN(runs, db.ListRuns(0));
   }
   std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  std::map<std::string, PlannedBound> planned;  // by module sha256
+  std::map<std::string, PlannedBound> planned;  // by module sha256 and fusion choices
+  auto bound_for = [&](const std::string& sha, const std::map<std::string, bool>& fusion) -> PlannedBound& {
+    std::string key = sha;
+    for (const auto& [choice, fuse] : fusion) key += "|" + choice + (fuse ? "=fuse" : "=apart");
+    auto it = planned.find(key);
+    if (it != planned.end()) return it->second;
+    auto text = artifacts.Get(sha);
+    PlannedBound pb;
+    if (!text.ok()) {
+      pb.error = "its module " + sha.substr(0, 12) + " is not in the artifact store";
+    } else {
+      pb = PlanBound(*text, host, emitter_ref(), fusion);
+    }
+    return planned.emplace(key, std::move(pb)).first->second;
+  };
   std::vector<double> ratios;
   for (const store::RunRecord& run : runs) {
     const std::string name = "run " + std::to_string(run.id);
@@ -88,28 +105,25 @@ Result<BoundCheckReport> CheckBoundOverStore(store::Store& db, const store::Arti
     }
     if (here.empty()) continue;
     MK_ASSIGN_OR_RETURN(store::TaskRecord task, db.GetTask(run.task_id));
-    auto it = planned.find(task.module_sha256);
-    if (it == planned.end()) {
-      auto text = artifacts.Get(task.module_sha256);
-      PlannedBound pb;
-      if (!text.ok()) {
-        pb.error = "its module " + task.module_sha256.substr(0, 12) + " is not in the artifact store";
-      } else {
-        pb = PlanBound(*text, host, *emitter);
-      }
-      it = planned.emplace(task.module_sha256, std::move(pb)).first;
-    }
-    if (!it->second.bound) {
-      report.runs_skipped.push_back(name + ": " + it->second.error);
+    const PlannedBound& planner_plan = bound_for(task.module_sha256, {});
+    if (!planner_plan.bound) {
+      report.runs_skipped.push_back(name + ": " + planner_plan.error);
       continue;
     }
-    const LowerBound& bound = *it->second.bound;
     ++report.runs_checked;
     for (const store::MeasurementRecord* m : here) {
       MK_ASSIGN_OR_RETURN(store::CandidateRecord cand, db.GetCandidate(m->key.candidate_id));
       const json sj = json::parse(cand.schedule_json, nullptr, false);
       if (!sj.is_object() && !sj.is_array()) continue;
       const space::Candidate c = space::CandidateFromJson(sj);
+      // A candidate of other fusion choices is bounded by the plan they give.
+      const PlannedBound& its_plan = bound_for(task.module_sha256, c.fusion);
+      if (!its_plan.bound) {
+        report.runs_skipped.push_back(name + ": candidate " + std::to_string(cand.id) + ": " +
+                                      its_plan.error);
+        continue;
+      }
+      const LowerBound& bound = *its_plan.bound;
       if (c.kernels.size() != bound.kernels()) {
         report.runs_skipped.push_back(name + ": candidate " + std::to_string(cand.id) + " has " +
                                       std::to_string(c.kernels.size()) + " kernels, the plan " +

@@ -1,6 +1,7 @@
 #include "modes/search/evolutionary.h"
 
 #include <algorithm>
+#include <map>
 
 namespace mk::modes::search {
 
@@ -14,20 +15,20 @@ bool Coin(std::mt19937_64& rng) { return (rng() & 1) != 0; }
 
 }  // namespace
 
-Node Evolution::Random(std::mt19937_64& rng) const {
-  Node n;
-  for (size_t i = 0; i < graph_.depth(); ++i) {
-    n.push_back(static_cast<int>(Uniform(graph_.domain(graph_.decision(i)).values.size(), rng)));
-  }
-  return n;
-}
+Node Evolution::Random(std::mt19937_64& rng) const { return graph_.Random(rng); }
 
 Node Evolution::Mutate(const Node& parent, std::mt19937_64& rng) const {
   Node child = parent;
   if (child.empty()) return child;
   // Every decision has at least two values (a single-valued parameter is not a decision).
   const size_t i = Uniform(child.size(), rng);
-  const int size = static_cast<int>(graph_.domain(graph_.decision(i)).values.size());
+  if (i < graph_.fusion_depth()) {
+    // A fusion decision: the other value, each kernel keeping what it had where it still exists.
+    std::vector<int> fusion(child.begin(), child.begin() + static_cast<long>(graph_.fusion_depth()));
+    fusion[i] = 1 - fusion[i];
+    return graph_.WithFusion(child, fusion);
+  }
+  const int size = static_cast<int>(graph_.ValueCount(Node(child.begin(), child.begin() + static_cast<long>(i))));
   if (size < 2) return child;
   const int now = child[i];
   int next;
@@ -46,13 +47,22 @@ Node Evolution::Mutate(const Node& parent, std::mt19937_64& rng) const {
 }
 
 Node Evolution::Crossover(const Node& a, const Node& b, std::mt19937_64& rng) const {
+  const size_t f = graph_.fusion_depth();
+  if (graph_.VariantOf(a) != graph_.VariantOf(b)) {
+    // Other kernels: each fusion value from either parent, the parameters carried over from
+    // one of them (by kernel id and name, where the new kernels have them).
+    std::vector<int> fusion(f);
+    for (size_t i = 0; i < f; ++i) fusion[i] = Coin(rng) ? b[i] : a[i];
+    return graph_.WithFusion(Coin(rng) ? b : a, fusion);
+  }
   Node child = a;
   const size_t n = std::min(a.size(), b.size());
   if (Coin(rng)) {
     // Per kernel: a kernel's parameters were tuned together, keep them together.
-    std::vector<int> from_b(graph_.spaces().size(), -1);
-    for (size_t i = 0; i < n; ++i) {
-      int& pick = from_b[static_cast<size_t>(graph_.decision(i).kernel)];
+    std::map<int, int> from_b;
+    for (size_t i = f; i < n; ++i) {
+      const int kernel = graph_.KernelAfter(Node(a.begin(), a.begin() + static_cast<long>(i)));
+      int& pick = from_b.emplace(kernel, -1).first->second;
       if (pick < 0) pick = Coin(rng) ? 1 : 0;
       if (pick == 1) child[i] = b[i];
     }

@@ -30,7 +30,11 @@ bool GraphSearch::Worse::operator()(const Entry& a, const Entry& b) const {
 }
 
 GraphSearch::GraphSearch(DecisionGraph graph, LowerBound bound, SearchOptions options, uint64_t seed)
-    : graph_(std::move(graph)), bound_(std::move(bound)), options_(options), rng_(seed) {}
+    : graph_(std::move(graph)), bounds_{std::move(bound)}, options_(options), rng_(seed) {}
+
+GraphSearch::GraphSearch(DecisionGraph graph, std::vector<LowerBound> bounds, SearchOptions options,
+                         uint64_t seed)
+    : graph_(std::move(graph)), bounds_(std::move(bounds)), options_(options), rng_(seed) {}
 
 void GraphSearch::UseModel(FeatureMap features, std::optional<CostModel> prior) {
   const size_t columns = features.columns();
@@ -90,12 +94,34 @@ void GraphSearch::Retrain() {
   for (auto& e : all) frontier_.push(std::move(e));
 }
 
-double GraphSearch::BoundOfNode(const Node& n) const { return bound_.Of(graph_.Fixed(n)); }
+double GraphSearch::BoundOfNode(const Node& n) const {
+  const int v = graph_.VariantOf(n);
+  if (v >= 0) return bounds_[static_cast<size_t>(v)].Of(graph_.Fixed(n));
+  // Fusion still open: the least of the bounds of the plans it may still become.
+  if (root_bounds_.empty()) {
+    for (size_t i = 0; i < graph_.variant_count(); ++i) {
+      std::vector<std::map<std::string, int64_t>> fixed;
+      for (const auto& s : graph_.variant(i).spaces) {
+        std::map<std::string, int64_t> f;
+        for (const auto& p : s.params) {
+          if (p.values.size() == 1) f[p.name] = p.values[0];
+        }
+        fixed.push_back(std::move(f));
+      }
+      root_bounds_.push_back(bounds_[i].Of(fixed));
+    }
+  }
+  double least = INFINITY;
+  for (int u : graph_.VariantsUnder(n)) least = std::min(least, root_bounds_[static_cast<size_t>(u)]);
+  return std::isfinite(least) ? least : 0;
+}
 
 double GraphSearch::BoundOf(const space::Candidate& c) const {
+  const int v = graph_.VariantOf(c);
+  if (v < 0) return 0;  // not a plan of this graph: nothing is known, and 0 bounds anything
   std::vector<std::map<std::string, int64_t>> fixed;
   for (const auto& s : c.kernels) fixed.push_back(s.values);
-  return bound_.Of(fixed);
+  return bounds_[static_cast<size_t>(v)].Of(fixed);
 }
 
 double GraphSearch::PruneLimit() const {
@@ -111,13 +137,7 @@ GraphSearch::Entry GraphSearch::MakeEntry(Node n, int distance) {
   return e;
 }
 
-std::string GraphSearch::PruneReason(const Node& n) const {
-  if (n.empty()) return "root";
-  const Decision& d = graph_.decision(n.size() - 1);
-  const space::ParamDomain& dom = graph_.domain(d);
-  return "kernel " + std::to_string(d.kernel) + " " + dom.name + "=" +
-         std::to_string(dom.values[static_cast<size_t>(n.back())]);
-}
+std::string GraphSearch::PruneReason(const Node& n) const { return graph_.EdgeLabel(n); }
 
 void GraphSearch::Prune(const Node& n, double f) {
   (void)f;
@@ -194,8 +214,7 @@ std::optional<space::Candidate> GraphSearch::Next() {
   if (!start_offered_ && model_ && model_is_prior_ &&
       (options_.algorithm == Algorithm::kAstar || options_.algorithm == Algorithm::kBeam)) {
     start_offered_ = true;
-    Node start;
-    for (size_t i = 0; i < graph_.depth(); ++i) start.push_back(graph_.StartIndex(i));
+    const Node start = graph_.StartNode();
     space::Candidate c;
     // An illegal start (the medians may break a joint constraint) is left to the walk to prune.
     if (!graph_.Violated(graph_.ToCandidate(start)) && Propose(start, c)) return c;
@@ -231,16 +250,16 @@ std::optional<space::Candidate> GraphSearch::NextAstar() {
     }
     ++expanded_;
     if (explored_.size() < kExploredLimit) explored_.push_back({e.node, "f " + Seconds(e.f) + " s"});
-    const size_t i = e.node.size();
+    const int start_child = graph_.StartChild(e.node);
     std::vector<Entry> children;
-    for (int v : graph_.ChildOrder(i)) {
+    for (int v : graph_.ChildrenOf(e.node)) {
       Node child = e.node;
       child.push_back(v);
       if (const space::Constraint* bad = graph_.Violated(child)) {
         PruneIllegal(child, *bad);
         continue;
       }
-      Entry ce = MakeEntry(std::move(child), e.distance + (v != graph_.StartIndex(i) ? 1 : 0));
+      Entry ce = MakeEntry(std::move(child), e.distance + (v != start_child ? 1 : 0));
       if (ce.f > PruneLimit()) {
         Prune(ce.node, ce.f);
         continue;
@@ -278,18 +297,25 @@ std::optional<space::Candidate> GraphSearch::NextBeam() {
     const size_t width = std::min(static_cast<size_t>(beam_width_), kMaxBeamWidth);
     bool truncated = false;
     std::vector<Entry> level = {MakeEntry({}, 0)};
-    for (size_t depth = 0; depth < graph_.depth(); ++depth) {
+    // Levels until every node is complete (variants of other fusion have other depths: a
+    // complete node waits in the level while the others go on).
+    while (std::any_of(level.begin(), level.end(), [&](const Entry& e) { return !graph_.Complete(e.node); })) {
       std::vector<Entry> next;
-      for (const Entry& e : level) {
+      for (Entry& e : level) {
+        if (graph_.Complete(e.node)) {
+          next.push_back(std::move(e));
+          continue;
+        }
         ++expanded_;
-        for (int v : graph_.ChildOrder(depth)) {
+        const int start_child = graph_.StartChild(e.node);
+        for (int v : graph_.ChildrenOf(e.node)) {
           Node child = e.node;
           child.push_back(v);
           if (const space::Constraint* bad = graph_.Violated(child)) {
             PruneIllegal(child, *bad);
             continue;
           }
-          Entry ce = MakeEntry(std::move(child), e.distance + (v != graph_.StartIndex(depth) ? 1 : 0));
+          Entry ce = MakeEntry(std::move(child), e.distance + (v != start_child ? 1 : 0));
           if (ce.f > PruneLimit()) {
             Prune(ce.node, ce.f);
             continue;
@@ -312,11 +338,7 @@ std::optional<space::Candidate> GraphSearch::NextBeam() {
 
 std::optional<space::Candidate> GraphSearch::NextRandom() {
   for (int attempt = 0; attempt < 1000; ++attempt) {
-    Node n;
-    for (size_t i = 0; i < graph_.depth(); ++i) {
-      const size_t size = graph_.domain(graph_.decision(i)).values.size();
-      n.push_back(static_cast<int>(std::uniform_int_distribution<size_t>(0, size - 1)(rng_)));
-    }
+    Node n = graph_.Random(rng_);
     space::Candidate c;
     if (Propose(n, c)) return c;
   }
@@ -325,23 +347,13 @@ std::optional<space::Candidate> GraphSearch::NextRandom() {
 
 std::optional<space::Candidate> GraphSearch::NextExhaustive() {
   while (!exhausted_) {
+    cursor_ = graph_.NextInOrder(cursor_);
     if (!cursor_) {
-      cursor_ = Node(graph_.depth(), 0);
-    } else {
-      size_t i = graph_.depth();
-      while (i > 0) {
-        --i;
-        const int size = static_cast<int>(graph_.domain(graph_.decision(i)).values.size());
-        if (++(*cursor_)[i] < size) break;
-        (*cursor_)[i] = 0;
-        if (i == 0) exhausted_ = true;
-      }
-      if (graph_.depth() == 0) exhausted_ = true;
-      if (exhausted_) break;
+      exhausted_ = true;
+      break;
     }
     space::Candidate c;
     if (Propose(*cursor_, c)) return c;
-    if (graph_.depth() == 0) exhausted_ = true;
   }
   return std::nullopt;
 }
@@ -377,10 +389,13 @@ nlohmann::json GraphSearch::Stats() const {
     median = n % 2 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
   }
   const uint64_t space = graph_.SpaceSize();
+  const nlohmann::json graph_json = graph_.ToJson();
   return {{"algorithm", AlgorithmName(options_.algorithm)},
           {"options", ToJson(options_)},
           {"space_size", space},
           {"decisions", graph_.depth()},
+          {"fusion_decisions", graph_json["fusion"]},
+          {"variants", graph_json["variants"]},
           {"proposed", proposed_},
           {"expanded", expanded_},
           {"frontier", frontier},

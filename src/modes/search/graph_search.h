@@ -47,6 +47,9 @@ namespace mk::modes::search {
 class GraphSearch final : public Proposer {
  public:
   GraphSearch(DecisionGraph graph, LowerBound bound, SearchOptions options, uint64_t seed);
+  // A graph with fusion decisions: one bound per plan variant (DecisionGraph::variant).
+  GraphSearch(DecisionGraph graph, std::vector<LowerBound> bounds, SearchOptions options,
+              uint64_t seed);
 
   // Orders the frontier with a cost model from here on: `prior` (trained elsewhere, e.g. on the
   // suite) until this run has measured kMinRowsToTrain candidates, then one retrained on them.
@@ -61,6 +64,8 @@ class GraphSearch final : public Proposer {
   std::optional<space::Candidate> Next() override;
   bool Tried(const space::Candidate& candidate) const override;
   // {"algorithm", "space_size", "decisions", "proposed", "expanded", "frontier",
+  //  "fusion_decisions": [{key, planner_fuses, description}],
+  //  "variants": [{fusion, kernels (ids), space_size}] (the plans the fusion decisions give),
   //  "pruned_points", "pruned_share", "pruned_by": [{"decision", "points"}], "dropped_points",
   //  "best_s", "generations" (evolutionary; 0 otherwise), "predicted": 0, "model": null,
   //  "admissibility": {"checked", "violations": [{"bound_s", "measured_s", "candidate"}], "ok",
@@ -122,7 +127,9 @@ class GraphSearch final : public Proposer {
   bool Propose(const Node& n, space::Candidate& out);
 
   DecisionGraph graph_;
-  LowerBound bound_;
+  std::vector<LowerBound> bounds_;  // per variant
+  // Per variant, the bound of its root (nothing but its fusion fixed), computed once.
+  mutable std::vector<double> root_bounds_;
   SearchOptions options_;
   std::mt19937_64 rng_;
   std::priority_queue<Entry, std::vector<Entry>, Worse> frontier_;

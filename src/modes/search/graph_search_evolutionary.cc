@@ -91,9 +91,7 @@ std::optional<space::Candidate> GraphSearch::NextEvolutionary() {
   if (!started_) {
     // The start point first (the planner's candidate, or the domains' medians), as A* does.
     started_ = true;
-    Node start;
-    for (size_t i = 0; i < graph_.depth(); ++i) start.push_back(graph_.StartIndex(i));
-    evo_queue_.push_back(std::move(start));
+    evo_queue_.push_back(graph_.StartNode());
   }
   for (int generation = 0; generation < 8; ++generation) {
     while (!evo_queue_.empty()) {

@@ -73,7 +73,7 @@ TEST(DecisionGraphTest, CandidatesRoundTripThroughNodes) {
   EXPECT_EQ(g.NodeOf(c), n);
   c.kernels[0].values["tile"] = 48;  // not in the domain
   EXPECT_FALSE(g.NodeOf(c).has_value());
-  EXPECT_NE(g.ToDot({{{}, "root"}, {{0}, "f 1 s"}}).find("k0.threads=1"), std::string::npos);
+  EXPECT_NE(g.ToDot({{{}, "root"}, {{0}, "f 1 s"}}).find("kernel 0 threads=1"), std::string::npos);
 }
 
 TEST(LowerBoundTest, ThreadsCapTheComputeRateNotTheBandwidth) {
@@ -238,7 +238,10 @@ int MeasurementsToFindTheBest(bool use_model) {
   agents::Plan plan = TwoKernelPlan();
   SearchOptions o;
   o.use_model = use_model;
-  auto s = SearchPlan(plan, o, 5);
+  auto searched = SearchPlan(plan, o, 5);
+  EXPECT_TRUE(searched.ok());
+  if (!searched.ok()) return 1000;
+  auto& s = *searched;
   int n = 0;
   while (auto c = s->Next()) {
     ++n;

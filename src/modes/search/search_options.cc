@@ -30,7 +30,8 @@ nlohmann::json ToJson(const SearchOptions& o) {
           {"beam_width", o.beam_width},
           {"analytical_init", o.analytical_init},
           {"use_model", o.use_model},
-          {"max_frontier", o.max_frontier}};
+          {"max_frontier", o.max_frontier},
+          {"fusion_decisions", o.fusion_decisions}};
 }
 
 Result<SearchOptions> SearchOptionsFromJson(const nlohmann::json& j) {
@@ -43,11 +44,16 @@ Result<SearchOptions> SearchOptionsFromJson(const nlohmann::json& j) {
     o.analytical_init = j.value("analytical_init", o.analytical_init);
     o.use_model = j.value("use_model", o.use_model);
     o.max_frontier = j.value("max_frontier", o.max_frontier);
+    o.fusion_decisions = j.value("fusion_decisions", 0);
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("damaged search options: ") + e.what());
   }
   if (!(o.epsilon >= 1) || !std::isfinite(o.epsilon)) {
     return InvalidArgument("--epsilon must be a finite number >= 1");
+  }
+  if (o.fusion_decisions < 0 || o.fusion_decisions > SearchOptions::kMaxFusionDecisions) {
+    return InvalidArgument("--fusion-decisions must be between 0 and " +
+                           std::to_string(SearchOptions::kMaxFusionDecisions));
   }
   if (o.beam_width < 1) return InvalidArgument("--beam-width must be at least 1");
   if (o.max_frontier < 16) return InvalidArgument("the frontier cap must be at least 16");

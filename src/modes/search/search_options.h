@@ -27,6 +27,12 @@ struct SearchOptions {
   bool use_model = true;
   // The frontier's size cap: past it the worst-bound nodes are dropped (counted, not pruned).
   int64_t max_frontier = 200000;
+  // The fusion choices of the plan (analysis::FusionChoicesOf) that are decisions of the graph,
+  // those whose flip alone moves the plan's roofline bound most first; the others keep the
+  // planner's choice. 0: the planner's kernels are fixed (a stored run from before fusion
+  // decisions existed resumes so). Each one at most doubles the plans searched.
+  int fusion_decisions = 4;
+  static constexpr int kMaxFusionDecisions = 8;
 };
 
 Result<Algorithm> ParseAlgorithm(const std::string& name);
