@@ -380,7 +380,7 @@ std::optional<KvRepeat> RepeatedOverHeads(const Instruction* op, int64_t head) {
   return KvRepeat{bc->operand(0), from[a + 1], bc};
 }
 
-Result<AttentionMatch> Match(const Instruction* pv, bool* softmax_seen, bool paged) {
+Result<AttentionMatch> Match(const Instruction* pv, bool* softmax_seen, int paged) {
   *softmax_seen = false;
   AttentionMatch m;
   if (!pv || pv->opcode != Opcode::kDot || !pv->dot_dims) return Refuse("not a dot");
@@ -667,8 +667,9 @@ Result<AttentionMatch> Match(const Instruction* pv, bool* softmax_seen, bool pag
   }
 
   // k and v gathered from a page pool through a page table: read in place (paged_kv.h).
-  if (paged && m.kv_group == 1) {
-    for (auto [op, perm, slot] : {std::tuple{m.k, &m.k_perm, &m.k_paged}, std::tuple{m.v, &m.v_perm, &m.v_paged}}) {
+  if (m.kv_group == 1) {
+    for (auto [op, perm, slot, bit] : {std::tuple{m.k, &m.k_perm, &m.k_paged, kPageK}, std::tuple{m.v, &m.v_perm, &m.v_paged, kPageV}}) {
+      if (!(paged & bit)) continue;
       auto r = MatchPagedKv(op, *perm, m.batch_sizes);
       if (!r.ok()) {
         m.paged_refused.push_back(r.status().message());
@@ -717,7 +718,7 @@ Result<AttentionMatch> Match(const Instruction* pv, bool* softmax_seen, bool pag
 
 }  // namespace
 
-Result<AttentionMatch> MatchAttentionAt(const Instruction* pv, bool paged) {
+Result<AttentionMatch> MatchAttentionAt(const Instruction* pv, int paged) {
   bool seen = false;
   return Match(pv, &seen, paged);
 }
@@ -928,24 +929,25 @@ AttentionScan FindAttention(const analysis::FusionPlan& plan) {
     for (const Instruction* dot : plan.kernels[kk].instructions) {
       if (dot->opcode != Opcode::kDot) continue;
       bool seen = false;
-      auto m = Match(dot, &seen, true);
+      auto m = Match(dot, &seen, kPageK | kPageV);
       if (!m.ok()) {
         if (seen) scan.refused.push_back(Name(dot) + ": " + m.status().message());
         continue;
       }
+      const int paged = (m->k_paged ? kPageK : 0) | (m->v_paged ? kPageV : 0);
       std::vector<std::string> why;
-      const bool paged = m->k_paged || m->v_paged;
       std::optional<PlannedAttention> pa = place(dot, std::move(*m), why);
-      if (!pa && paged) {
-        // Read through the page table it could not be placed: try with the gathered cache as an
-        // operand producer (the gather in glue), and say why K/V is not paged.
-        auto plain = Match(dot, &seen, false);
-        std::vector<std::string> why_plain;
-        if (plain.ok()) pa = place(dot, std::move(*plain), why_plain);
+      // Not placeable with k/v read through their page tables (a gathered cache used elsewhere):
+      // try paging fewer of them (the others gathered in glue), and say why.
+      for (int fewer : {kPageK, kPageV, 0}) {
+        if (pa || !paged || (fewer & ~paged) || fewer == paged) continue;
+        auto again = Match(dot, &seen, fewer);
+        std::vector<std::string> why_again;
+        if (again.ok()) pa = place(dot, std::move(*again), why_again);
         if (pa) {
-          for (const auto& w : why) pa->match.paged_refused.push_back(w);
-        } else {
-          why.insert(why.end(), why_plain.begin(), why_plain.end());
+          for (const auto& w : why) pa->match.paged_refused.push_back("not read through its page table: " + w);
+        } else if (fewer == 0) {
+          why.insert(why.end(), why_again.begin(), why_again.end());
         }
       }
       if (!pa) {

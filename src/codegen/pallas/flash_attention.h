@@ -93,9 +93,10 @@ struct AttentionMatch {
 };
 
 // The attention whose p.v dot is `pv`, from the HLO graph alone (no users checked), or why not.
-// `paged`: read a k/v gathered from a page pool in place (else the gather stays an operand
-// producer).
-Result<AttentionMatch> MatchAttentionAt(const hlo::Instruction* pv, bool paged = true);
+// `paged` (kPageK | kPageV bits): read that k/v in place when it is gathered from a page pool
+// (else the gather stays an operand producer, computed in glue).
+inline constexpr int kPageK = 1, kPageV = 2;
+Result<AttentionMatch> MatchAttentionAt(const hlo::Instruction* pv, int paged = kPageK | kPageV);
 
 // The body's Python lines turning the q.k product block `s` ([bq, bkv], the qk dot's type) into
 // the scores the softmax reads (`qpos`/`kpos`: the block's query/key positions, int32), with
