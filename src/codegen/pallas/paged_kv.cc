@@ -82,6 +82,7 @@ Result<std::optional<PagedKv>> MatchPagedKv(const Instruction* op, const std::ve
   }
   const int64_t pdim = gd.start_index_map[0];
   const int64_t prank = pool->shape.rank();
+  if (pdim < 0 || pdim >= prank) return Refuse(what + "a gather indexing a dim the pool does not have");
   for (int64_t d = 0; d < prank; ++d) {
     const int64_t want = d == pdim ? 1 : pool->shape.dim(d);
     if (g->gather_slice_sizes.size() != static_cast<size_t>(prank) || g->gather_slice_sizes[static_cast<size_t>(d)] != want) {
@@ -109,7 +110,9 @@ Result<std::optional<PagedKv>> MatchPagedKv(const Instruction* op, const std::ve
       if (o < gd.offset_dims.size() && gd.offset_dims[o] == d) gsrc[static_cast<size_t>(d)] = pool_kept[o++];
       else gsrc[static_cast<size_t>(d)] = -1 - static_cast<int64_t>(b++);
     }
-    if (b != idims.size()) return Refuse(what + "a gather whose batch dims differ from its index's");
+    if (o != gd.offset_dims.size() || b != idims.size()) {
+      return Refuse(what + "a gather whose batch dims differ from its index's");
+    }
   }
   // The reshape merges exactly one (slot, row within page) pair of adjacent dims into the key.
   if (op->shape.rank() != grank - 1) return Refuse(what + "but the reshape does not merge one pair of dims");
@@ -173,6 +176,9 @@ Result<std::optional<PagedKv>> MatchPagedKv(const Instruction* op, const std::ve
     if (!IsScalarConstBroadcast(fill)) return Refuse(what + "masked by " + Name(sel) + " to a value that is not a constant");
     if (pred->opcode != Opcode::kBroadcast) return Refuse(what + "masked by " + Name(sel) + " with a pred that is not per page");
     const Instruction* valid = pred->operand(0);
+    if (pred->dimensions.size() != static_cast<size_t>(valid->shape.rank())) {
+      return Refuse(what + "masked by " + Name(sel) + " with a malformed broadcast");
+    }
     p.valid_labels.assign(static_cast<size_t>(valid->shape.rank()), -1);
     for (size_t v = 0; v < pred->dimensions.size(); ++v) {
       const int64_t gdim = pred->dimensions[v];
