@@ -45,6 +45,37 @@ def test_a_task_per_family_checks_and_compiles_for_v5e(mk_bin, tmp_path, task, f
     assert not any(op.startswith(heavy) for op in in_glue), (family, in_glue)
 
 
+# Paged attention (6p decode, 7p ragged): K/V pages are read from the pool through the
+# scalar-prefetched page table (the gathered cache is never built, and no glue gathers it), 7p's
+# per-slot query counts are recomputed in glue and prefetched, and both check in interpret mode
+# with no kernel falling back to glue.
+@pytest.mark.parametrize("task", ["6p", "7p"])
+def test_paged_attention_reads_kv_pages_through_the_page_table(mk_bin, tmp_path, task):
+    env = dict(os.environ, MAXKERNEL_HOME=str(tmp_path), MAXKERNEL_PYTHON=sys.executable)
+    task_dir = os.path.join(SUITE_DIR, task, "ci")
+    r = subprocess.run([mk_bin, "check", task_dir, "--target", "tpu-v5e", "--seeds", "1", "--json",
+                        "--no-glue-fallback"], env=env, capture_output=True, text=True, timeout=600)
+    assert r.stdout, r.stderr[-3000:]
+    report = json.loads(r.stdout)
+    assert report.get("status") == "passed", json.dumps(report)[:3000]
+    assert report["tpu"]["compile"]["ok"] is True, report["tpu"]["compile"]
+    out = tmp_path / "out"
+    r = subprocess.run([mk_bin, "compile", task_dir, "--target", "tpu-v5e", "-o", str(out)],
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    kernel_map = json.loads((out / "kernel_map.json").read_text())
+    assert "attention_refused" not in kernel_map, kernel_map["attention_refused"]
+    attention = [k for k in kernel_map["kernels"] if k["family"] == "attention"]
+    assert len(attention) == 1, kernel_map["kernels"]
+    paged = attention[0]["paged_kv"]
+    assert paged["k"]["pool"] == "k_pages.1" and paged["v"]["pool"] == "v_pages.1", paged
+    assert paged["k"]["page"] == 16, paged
+    glue = [op for k in kernel_map["kernels"] for op in k["ops_in_glue"]]
+    # The K/V takes are jit__take_.2/.3 (6p) and .6/.7 (7p); 7p's query and output takes stay.
+    kv_takes = ("jit__take_.2.", "jit__take_.3.") if task == "6p" else ("jit__take_.6.", "jit__take_.7.")
+    assert not [op for op in glue if "gather" in op and op.startswith(kv_takes)], glue
+
+
 # A reverse along the lanes inside a kernel: libtpu's Pallas TPU lowering has no rule for `rev`,
 # so the pallas_call is refused and the kernel falls back to XLA glue.
 REVERSE_LANES = """HloModule reverse_lanes

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <tuple>
 #include <unordered_map>
 
 #include "codegen/pallas/jnp_ops.h"
@@ -379,7 +380,7 @@ std::optional<KvRepeat> RepeatedOverHeads(const Instruction* op, int64_t head) {
   return KvRepeat{bc->operand(0), from[a + 1], bc};
 }
 
-Result<AttentionMatch> Match(const Instruction* pv, bool* softmax_seen) {
+Result<AttentionMatch> Match(const Instruction* pv, bool* softmax_seen, int paged) {
   *softmax_seen = false;
   AttentionMatch m;
   if (!pv || pv->opcode != Opcode::kDot || !pv->dot_dims) return Refuse("not a dot");
@@ -665,6 +666,20 @@ Result<AttentionMatch> Match(const Instruction* pv, bool* softmax_seen) {
     }
   }
 
+  // k and v gathered from a page pool through a page table: read in place (paged_kv.h).
+  if (m.kv_group == 1) {
+    for (auto [op, perm, slot, bit] : {std::tuple{m.k, &m.k_perm, &m.k_paged, kPageK}, std::tuple{m.v, &m.v_perm, &m.v_paged, kPageV}}) {
+      if (!(paged & bit)) continue;
+      auto r = MatchPagedKv(op, *perm, m.batch_sizes);
+      if (!r.ok()) {
+        m.paged_refused.push_back(r.status().message());
+      } else if (r->has_value()) {
+        *slot = std::move(**r);
+        m.core.insert((*slot)->core.begin(), (*slot)->core.end());
+      }
+    }
+  }
+
   // The pv result's dims, as axes of O expanded to [batch.., group.., Sq, Dv].
   const int ng = static_cast<int>(m.group_ids.size());
   auto axis_of_label = [&](int id) -> int {
@@ -703,9 +718,9 @@ Result<AttentionMatch> Match(const Instruction* pv, bool* softmax_seen) {
 
 }  // namespace
 
-Result<AttentionMatch> MatchAttentionAt(const Instruction* pv) {
+Result<AttentionMatch> MatchAttentionAt(const Instruction* pv, int paged) {
   bool seen = false;
-  return Match(pv, &seen);
+  return Match(pv, &seen, paged);
 }
 
 Result<std::vector<std::string>> ScoreLines(const AttentionMatch& m, int64_t bq, int64_t bkv,
@@ -773,110 +788,174 @@ AttentionScan FindAttention(const analysis::FusionPlan& plan) {
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
     for (const Instruction* i : plan.kernels[k].instructions) kernel_of[i] = k;
   }
+  std::set<const Instruction*> kernel_outputs;
+  for (const auto& k : plan.kernels) kernel_outputs.insert(k.outputs.begin(), k.outputs.end());
   std::set<size_t> taken;
+  const Instruction* root = entry.root();
+
+  // Places a match in the plan, or says why not (in `why`).
+  auto place = [&](const Instruction* dot, AttentionMatch&& mm, std::vector<std::string>& why) -> std::optional<PlannedAttention> {
+    const AttentionMatch* m = &mm;
+    auto refuse = [&](const std::string& r) { why.push_back(Name(dot) + ": " + r); };
+    for (const Instruction* c : m->core) {
+      if (c == dot) continue;
+      bool ok = c != root;
+      for (const Instruction* u : users[c]) ok = ok && m->core.count(u);
+      if (!ok) {
+        refuse(Name(c) + " is used outside the attention (the flash kernel never materializes it)");
+        return std::nullopt;
+      }
+    }
+    PlannedAttention pa;
+    std::set<size_t> ks;
+    for (const Instruction* c : m->core) {
+      auto it = kernel_of.find(c);
+      if (it != kernel_of.end()) ks.insert(it->second);
+    }
+    // Kernels that only compute what the body recomputes (a mask's iotas and compares).
+    const auto recomputed = [&](const Instruction* i) {
+      if (!m->mask_only.count(i)) return false;
+      for (const Instruction* u : users[i]) {
+        if (!m->core.count(u) && !m->mask_only.count(u)) return false;
+      }
+      return i != root;
+    };
+    for (size_t k = 0; k < plan.kernels.size(); ++k) {
+      if (ks.count(k)) continue;
+      bool all = !plan.kernels[k].instructions.empty();
+      for (const Instruction* i : plan.kernels[k].instructions) all = all && recomputed(i);
+      if (all) ks.insert(k);
+    }
+    for (size_t k : ks) {
+      if (taken.count(k)) {
+        refuse("a kernel it needs is part of another attention");
+        return std::nullopt;
+      }
+    }
+    pa.kernels.assign(ks.begin(), ks.end());
+    pa.anchor = pa.kernels.back();
+    if (kernel_of[dot] != pa.anchor) {
+      refuse("the p.v dot's kernel is not the last of the kernels it replaces");
+      return std::nullopt;
+    }
+    std::set<const Instruction*> inside;
+    for (size_t k : pa.kernels) inside.insert(plan.kernels[k].instructions.begin(), plan.kernels[k].instructions.end());
+    std::set<const Instruction*> seen_in;
+    for (size_t k : pa.kernels) {
+      for (const Instruction* in : plan.kernels[k].inputs) {
+        if (!inside.count(in) && seen_in.insert(in).second) pa.inputs.push_back(in);
+      }
+    }
+    bool ok = true;
+    for (size_t k : pa.kernels) {
+      for (const Instruction* o : plan.kernels[k].outputs) {
+        bool outside = o == root;
+        for (const Instruction* u : users[o]) {
+          if (inside.count(u)) continue;
+          outside = true;
+          auto it = kernel_of.find(u);
+          if (it != kernel_of.end() && it->second < pa.anchor) {
+            ok = false;
+            refuse(Name(o) + " is used by a kernel that runs before the attention's last kernel");
+          }
+        }
+        if (outside && std::find(pa.outputs.begin(), pa.outputs.end(), o) == pa.outputs.end()) pa.outputs.push_back(o);
+      }
+    }
+    if (!ok) return std::nullopt;
+    for (size_t k : pa.kernels) {
+      for (const Instruction* i : plan.kernels[k].instructions) {
+        if (m->core.count(i) || recomputed(i)) continue;
+        if (!IsTranslatable(i->opcode)) {
+          refuse(Name(i) + " (" + std::string(hlo::OpcodeName(i->opcode)) + ") would run in glue and has no jnp form");
+          return std::nullopt;
+        }
+        pa.glue.push_back(i);
+      }
+    }
+    // A prefetched value (a per-batch mask value, a page table) must be at hand: an input of the
+    // call, glue before it, or recomputed in glue from values that are materialized before the
+    // call (entry parameters, outputs of earlier kernels). Recomputing is sound: the values are
+    // pure functions of those, and only small, cheap ops are recomputed.
+    std::set<const Instruction*> at_hand(pa.inputs.begin(), pa.inputs.end());
+    at_hand.insert(pa.glue.begin(), pa.glue.end());
+    std::set<const Instruction*> recomputing;
+    const std::set<size_t> replaced(pa.kernels.begin(), pa.kernels.end());
+    auto materialized = [&](const Instruction* x) {
+      if (x->opcode == Opcode::kParameter) return true;
+      auto it = kernel_of.find(x);
+      if (it == kernel_of.end()) return x->opcode == Opcode::kConstant;  // the workload names it
+      return it->second < pa.anchor && !replaced.count(it->second) && kernel_outputs.count(x) > 0;
+    };
+    std::function<bool(const Instruction*, bool)> need = [&](const Instruction* x, bool leaf) -> bool {
+      if ((leaf && at_hand.count(x)) || recomputing.count(x) ||
+          std::find(pa.inputs.begin(), pa.inputs.end(), x) != pa.inputs.end()) return true;
+      if (materialized(x)) {
+        pa.inputs.push_back(x);
+        return true;
+      }
+      const Opcode op = x->opcode;
+      if (!x->shape.is_array() || x->shape.num_elements() > (int64_t{1} << 16) || pa.recomputed.size() >= 64 ||
+          !IsTranslatable(op) || op == Opcode::kDot || op == Opcode::kConvolution || op == Opcode::kGather ||
+          op == Opcode::kScatter || op == Opcode::kReduceWindow || op == Opcode::kTuple ||
+          op == Opcode::kGetTupleElement) {
+        return false;
+      }
+      for (const Instruction* o : x->operands) {
+        if (!need(o, false)) return false;
+      }
+      recomputing.insert(x);
+      pa.recomputed.push_back(x);
+      return true;
+    };
+    std::vector<const Instruction*> leaves = m->prefetch;
+    for (const auto* pg : {&m->k_paged, &m->v_paged}) {
+      if (!pg->has_value()) continue;
+      leaves.push_back((*pg)->index);
+      if ((*pg)->valid) leaves.push_back((*pg)->valid);
+    }
+    for (const Instruction* leaf : leaves) {
+      if (!need(leaf, true)) {
+        refuse("the prefetched value " + Name(leaf) +
+               " is computed inside another kernel and cannot be recomputed in glue (too large, or from an op only a kernel computes)");
+        return std::nullopt;
+      }
+    }
+    pa.match = std::move(mm);
+    return pa;
+  };
+
   for (size_t kk = 0; kk < plan.kernels.size(); ++kk) {
     for (const Instruction* dot : plan.kernels[kk].instructions) {
       if (dot->opcode != Opcode::kDot) continue;
       bool seen = false;
-      auto m = Match(dot, &seen);
+      auto m = Match(dot, &seen, kPageK | kPageV);
       if (!m.ok()) {
         if (seen) scan.refused.push_back(Name(dot) + ": " + m.status().message());
         continue;
       }
-      auto refuse = [&](const std::string& why) { scan.refused.push_back(Name(dot) + ": " + why); };
-      const Instruction* root = entry.root();
-      bool ok = true;
-      for (const Instruction* c : m->core) {
-        if (c == dot) continue;
-        if (c == root) ok = false;
-        for (const Instruction* u : users[c]) ok = ok && m->core.count(u);
-        if (!ok) {
-          refuse(Name(c) + " is used outside the attention (the flash kernel never materializes it)");
-          break;
+      const int paged = (m->k_paged ? kPageK : 0) | (m->v_paged ? kPageV : 0);
+      std::vector<std::string> why;
+      std::optional<PlannedAttention> pa = place(dot, std::move(*m), why);
+      // Not placeable with k/v read through their page tables (a gathered cache used elsewhere):
+      // try paging fewer of them (the others gathered in glue), and say why.
+      for (int fewer : {kPageK, kPageV, 0}) {
+        if (pa || !paged || (fewer & ~paged) || fewer == paged) continue;
+        auto again = Match(dot, &seen, fewer);
+        std::vector<std::string> why_again;
+        if (again.ok()) pa = place(dot, std::move(*again), why_again);
+        if (pa) {
+          for (const auto& w : why) pa->match.paged_refused.push_back("not read through its page table: " + w);
+        } else if (fewer == 0) {
+          why.insert(why.end(), why_again.begin(), why_again.end());
         }
       }
-      if (!ok) continue;
-      PlannedAttention pa;
-      std::set<size_t> ks;
-      for (const Instruction* c : m->core) {
-        auto it = kernel_of.find(c);
-        if (it != kernel_of.end()) ks.insert(it->second);
-      }
-      // Kernels that only compute what the body recomputes (a mask's iotas and compares).
-      const auto recomputed = [&](const Instruction* i) {
-        if (!m->mask_only.count(i)) return false;
-        for (const Instruction* u : users[i]) {
-          if (!m->core.count(u) && !m->mask_only.count(u)) return false;
-        }
-        return i != root;
-      };
-      for (size_t k = 0; k < plan.kernels.size(); ++k) {
-        if (ks.count(k)) continue;
-        bool all = !plan.kernels[k].instructions.empty();
-        for (const Instruction* i : plan.kernels[k].instructions) all = all && recomputed(i);
-        if (all) ks.insert(k);
-      }
-      for (size_t k : ks) ok = ok && !taken.count(k);
-      if (!ok) {
-        refuse("a kernel it needs is part of another attention");
+      if (!pa) {
+        scan.refused.insert(scan.refused.end(), why.begin(), why.end());
         continue;
       }
-      pa.kernels.assign(ks.begin(), ks.end());
-      pa.anchor = pa.kernels.back();
-      if (kernel_of[dot] != pa.anchor) {
-        refuse("the p.v dot's kernel is not the last of the kernels it replaces");
-        continue;
-      }
-      std::set<const Instruction*> inside;
-      for (size_t k : pa.kernels) inside.insert(plan.kernels[k].instructions.begin(), plan.kernels[k].instructions.end());
-      std::set<const Instruction*> seen_in;
-      for (size_t k : pa.kernels) {
-        for (const Instruction* in : plan.kernels[k].inputs) {
-          if (!inside.count(in) && seen_in.insert(in).second) pa.inputs.push_back(in);
-        }
-      }
-      for (size_t k : pa.kernels) {
-        for (const Instruction* o : plan.kernels[k].outputs) {
-          bool outside = o == root;
-          for (const Instruction* u : users[o]) {
-            if (inside.count(u)) continue;
-            outside = true;
-            auto it = kernel_of.find(u);
-            if (it != kernel_of.end() && it->second < pa.anchor) {
-              ok = false;
-              refuse(Name(o) + " is used by a kernel that runs before the attention's last kernel");
-            }
-          }
-          if (outside && std::find(pa.outputs.begin(), pa.outputs.end(), o) == pa.outputs.end()) pa.outputs.push_back(o);
-        }
-      }
-      if (!ok) continue;
-      for (size_t k : pa.kernels) {
-        for (const Instruction* i : plan.kernels[k].instructions) {
-          if (m->core.count(i) || recomputed(i)) continue;
-          if (!IsTranslatable(i->opcode)) {
-            ok = false;
-            refuse(Name(i) + " (" + std::string(hlo::OpcodeName(i->opcode)) + ") would run in glue and has no jnp form");
-            break;
-          }
-          pa.glue.push_back(i);
-        }
-        if (!ok) break;
-      }
-      if (!ok) continue;
-      // A prefetched per-batch value must be at hand: an input of the call, or glue before it.
-      for (const Instruction* leaf : m->prefetch) {
-        if (std::find(pa.inputs.begin(), pa.inputs.end(), leaf) == pa.inputs.end() &&
-            std::find(pa.glue.begin(), pa.glue.end(), leaf) == pa.glue.end()) {
-          ok = false;
-          refuse("the mask's per-batch value " + Name(leaf) + " is computed inside another kernel");
-          break;
-        }
-      }
-      if (!ok) continue;
-      pa.match = std::move(*m);
-      taken.insert(pa.kernels.begin(), pa.kernels.end());
-      scan.found.push_back(std::move(pa));
+      taken.insert(pa->kernels.begin(), pa->kernels.end());
+      scan.found.push_back(std::move(*pa));
     }
   }
   return scan;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "analysis/fusion_plan.h"
+#include "codegen/pallas/paged_kv.h"
 #include "support/status.h"
 
 namespace mk::codegen::pallas {
@@ -79,6 +80,11 @@ struct AttentionMatch {
   // batch dims (-1: size 1): passed flattened to [NB] as scalar prefetch (SMEM).
   std::vector<const hlo::Instruction*> prefetch;
   std::vector<std::vector<int>> prefetch_labels;
+  // K/V read through a page table (paged_kv.h): the call reads each page from the pool, its
+  // index scalar-prefetched, instead of the gathered cache. Only with kv_group == 1.
+  std::optional<PagedKv> k_paged, v_paged;
+  // Why a k/v that is a gather is not read in place (its gather then runs in glue).
+  std::vector<std::string> paged_refused;
   // Every instruction the flash kernel computes (the chain from the dots to O); none of them
   // but `pv` may be used outside this set.
   std::set<const hlo::Instruction*> core;
@@ -87,7 +93,10 @@ struct AttentionMatch {
 };
 
 // The attention whose p.v dot is `pv`, from the HLO graph alone (no users checked), or why not.
-Result<AttentionMatch> MatchAttentionAt(const hlo::Instruction* pv);
+// `paged` (kPageK | kPageV bits): read that k/v in place when it is gathered from a page pool
+// (else the gather stays an operand producer, computed in glue).
+inline constexpr int kPageK = 1, kPageV = 2;
+Result<AttentionMatch> MatchAttentionAt(const hlo::Instruction* pv, int paged = kPageK | kPageV);
 
 // The body's Python lines turning the q.k product block `s` ([bq, bkv], the qk dot's type) into
 // the scores the softmax reads (`qpos`/`kpos`: the block's query/key positions, int32), with
@@ -106,6 +115,10 @@ struct PlannedAttention {
   // The replaced kernels' instructions that run in jnp glue (operand producers before the call,
   // pv's epilogue after it), in plan order.
   std::vector<const hlo::Instruction*> glue;
+  // Instructions of other kernels, internal to them, that a prefetched per-batch value needs
+  // (7p's slices of cu_q_lens): recomputed in glue at the start of the call's function, in
+  // dependency order, from `inputs`.
+  std::vector<const hlo::Instruction*> recomputed;
 };
 
 struct AttentionScan {

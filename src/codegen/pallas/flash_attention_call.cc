@@ -43,11 +43,24 @@ std::vector<int> SideLabels(const AttentionMatch& m, const Instruction* side) {
   return {};
 }
 
+// Pages a paged k/v block of `bkv` keys reads per step.
+int64_t PagesPerStep(const PagedKv& p, int64_t bkv) { return bkv / p.page; }
+
+// VMEM of one k/v block of `bkv` keys and `cols` values: one block, or its pages (each padded to
+// whole tiles) plus the block the body concatenates them into.
+int64_t KvBlockVmem(const std::optional<PagedKv>& p, int64_t bkv, int64_t cols, int64_t elem, int64_t* copy) {
+  if (!p) return Tiled(bkv, cols, elem);
+  *copy += Tiled(bkv, cols, elem);
+  return PagesPerStep(*p, bkv) * Tiled(p->page, cols, elem);
+}
+
 // VMEM at blocks (bq, bkv): every block twice (double buffering), the scratch, and the f32
 // score and probability blocks the body holds.
 int64_t AttentionVmem(const AttentionMatch& m, int64_t bq, int64_t bkv) {
-  int64_t t = 2 * (Tiled(bq, m.d, Bytes(m.q)) + Tiled(bkv, m.d, Bytes(m.k)) + Tiled(bkv, m.dv, Bytes(m.v)) +
-                   Tiled(bq, m.dv, Bytes(m.pv)));
+  int64_t copies = 0;
+  int64_t t = 2 * (Tiled(bq, m.d, Bytes(m.q)) + KvBlockVmem(m.k_paged, bkv, m.d, Bytes(m.k), &copies) +
+                   KvBlockVmem(m.v_paged, bkv, m.dv, Bytes(m.v), &copies) + Tiled(bq, m.dv, Bytes(m.pv)));
+  t += copies;
   for (const Instruction* s : ArraySides(m)) t += 2 * Tiled(bq, bkv, Bytes(s));
   t += 2 * Tiled(bq, 1, 4) + Tiled(bq, m.dv, 4);  // m, l, acc
   t += 2 * Tiled(bq, bkv, 4);                       // s and p
@@ -69,6 +82,20 @@ AttentionSpace Domains(const AttentionMatch& m, const target::Target& target) {
   const int64_t side = std::max<int64_t>(128, target.mxu_dim);
   for (int64_t b = 1; b <= m.sk; ++b) {
     if (m.sk % b == 0 && (b % side == 0 || b == m.sk)) s.bkv.push_back(b);
+  }
+  // Paged k/v: whole pages per step (one BlockSpec input per page), at most kMaxPages of them
+  // unless no block is that small.
+  constexpr int64_t kMaxPages = 64;
+  for (const auto* p : {&m.k_paged, &m.v_paged}) {
+    if (!p->has_value()) continue;
+    std::erase_if(s.bkv, [&](int64_t b) { return b % (*p)->page != 0; });
+    if (!s.bkv.empty() && s.bkv.front() / (*p)->page <= kMaxPages) {
+      std::erase_if(s.bkv, [&](int64_t b) { return b / (*p)->page > kMaxPages; });
+    }
+  }
+  if (s.bkv.empty()) {
+    s.reason = "no key block is a whole number of pages";
+    return s;
   }
   const int64_t budget = VmemBudget(target);
   while (AttentionVmem(m, s.bq.back(), s.bkv.back()) > budget) {
@@ -155,11 +182,46 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
   MK_ASSIGN_OR_RETURN(std::string p_t, JnpDType(m.p_dtype));
   MK_ASSIGN_OR_RETURN(std::string o_t, JnpDType(m.pv->shape.dtype()));
 
+  // Scalar prefetch (SMEM): the mask's per-batch values, then per paged k/v its page table and
+  // page validity, each flattened to one dim.
+  struct Prefetched {
+    const Instruction* value;
+    const PagedKv* paged;  // null: a per-batch mask value
+  };
+  std::vector<Prefetched> pf;
+  for (const Instruction* x : m.prefetch) pf.push_back({x, nullptr});
+  auto pf_index = [&](const Instruction* x, const PagedKv* p) {
+    for (size_t n = 0; n < pf.size(); ++n) if (pf[n].value == x) return n;
+    pf.push_back({x, p});
+    return pf.size() - 1;
+  };
+  struct KvRead {
+    const char* name;
+    const std::optional<PagedKv>* paged;
+    int64_t cols;
+    size_t table = 0, valid = 0;  // prefetch indices
+  };
+  KvRead kv_reads[2] = {{"k", &m.k_paged, m.d}, {"v", &m.v_paged, m.dv}};
+  for (KvRead& r : kv_reads) {
+    if (!r.paged->has_value()) continue;
+    const PagedKv& p = **r.paged;
+    r.table = pf_index(p.index, &p);
+    if (p.valid) r.valid = pf_index(p.valid, &p);
+  }
+  auto pf_ref = [](size_t n) { return "pf" + std::to_string(n) + "_ref"; };
+
   // The body.
   std::ostringstream body;
   std::vector<std::string> refs;
-  for (size_t n = 0; n < m.prefetch.size(); ++n) refs.push_back("pf" + std::to_string(n) + "_ref");
-  refs.insert(refs.end(), {"q_ref", "k_ref", "v_ref"});
+  for (size_t n = 0; n < pf.size(); ++n) refs.push_back(pf_ref(n));
+  refs.push_back("q_ref");
+  for (const KvRead& r : kv_reads) {
+    if (!r.paged->has_value()) {
+      refs.push_back(std::string(r.name) + "_ref");
+      continue;
+    }
+    for (int64_t t = 0; t < PagesPerStep(**r.paged, bkv); ++t) refs.push_back(r.name + std::to_string(t) + "_ref");
+  }
   std::map<const Instruction*, std::string> side_refs;
   for (size_t i = 0; i < sides.size(); ++i) {
     refs.push_back("side" + std::to_string(i) + "_ref");
@@ -169,7 +231,7 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
   Line(body, 0, "def _kernel_" + kid + "_body(" + Join(refs) + "):");
   Line(body, 4, "i = pl.program_id(1)");
   Line(body, 4, "j = pl.program_id(2)");
-  if (!m.prefetch.empty()) {
+  if (!pf.empty()) {
     Line(body, 4, "bn = pl.program_id(0) // " + std::to_string(m.g) + "  # the flat batch index, for the prefetched scalars");
   }
   Line(body, 0, "");
@@ -191,7 +253,34 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
   const int in = step_indent;
   const bool f32_qk = m.q->shape.dtype() == hlo::DType::kF32 || m.k->shape.dtype() == hlo::DType::kF32;
   const bool f32_pv = m.p_dtype == hlo::DType::kF32 || m.v->shape.dtype() == hlo::DType::kF32;
-  Line(body, in, "s = jax.lax.dot_general(q_ref[...], k_ref[...], (((1,), (1,)), ((), ())), "
+  // The k and v blocks: one block each, or (paged) the step's pages read from the pool, a page
+  // the page table marks invalid (jnp.take's fill mode) replaced by the fill value.
+  for (const KvRead& r : kv_reads) {
+    const std::string x = r.name;
+    if (!r.paged->has_value()) {
+      Line(body, in, x + "_blk = " + x + "_ref[...]");
+      continue;
+    }
+    const PagedKv& p = **r.paged;
+    const int64_t ppb = PagesPerStep(p, bkv);
+    std::string fill;
+    if (p.valid) {
+      MK_ASSIGN_OR_RETURN(fill, ScalarConstantExpr(*p.fill));
+      Line(body, in, x + "_page = " + PagedSeqExpr(p, m.batch_sizes, "bn") + " * " + std::to_string(p.slots) +
+                         " + j * " + std::to_string(ppb) + "  # this step's first page slot");
+    }
+    std::vector<std::string> pieces;
+    for (int64_t t = 0; t < ppb; ++t) {
+      std::string piece = x + std::to_string(t) + "_ref[...]";
+      if (p.valid) {
+        piece = "jnp.where(jnp.full(" + PyTuple({p.page, r.cols}) + ", " + pf_ref(r.valid) + "[" + x + "_page + " +
+                std::to_string(t) + "], jnp.int32) != 0, " + piece + ", " + fill + ")";
+      }
+      pieces.push_back(piece);
+    }
+    Line(body, in, x + "_blk = " + (ppb == 1 ? pieces[0] : "jnp.concatenate([" + Join(pieces) + "], axis=0)"));
+  }
+  Line(body, in, "s = jax.lax.dot_general(q_ref[...], k_blk, (((1,), (1,)), ((), ())), "
                  "preferred_element_type=jnp.float32" +
                      std::string(f32_qk ? ", precision=jax.lax.Precision.HIGHEST" : "") + ")");
   if (m.qk->shape.dtype() != hlo::DType::kF32) Line(body, in, "s = jax.lax.convert_element_type(s, " + qk_t + ")");
@@ -214,7 +303,7 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
   Line(body, in, "p = jnp.exp(s - m_use)");
   Line(body, in, "l_ref[...] = alpha * l_ref[...] + jnp.sum(p, axis=1, keepdims=True)");
   Line(body, in, "acc_ref[...] = alpha * acc_ref[...] + jax.lax.dot_general(jax.lax.convert_element_type(p, " + p_t +
-                     "), v_ref[...], (((1,), (0,)), ((), ())), preferred_element_type=jnp.float32" +
+                     "), v_blk, (((1,), (0,)), ((), ())), preferred_element_type=jnp.float32" +
                      std::string(f32_pv ? ", precision=jax.lax.Precision.HIGHEST" : "") + ")");
   Line(body, in, "m_ref[...] = m_new");
   Line(body, 0, "");
@@ -230,6 +319,9 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
   std::vector<std::string> fused_names;
   for (size_t k : pa.kernels) fused_names.push_back(plan.kernels[k].name);
   Line(fn, 4, "# Flash attention (" + OneLineText(Join(fused_names)) + " in one pallas_call): online softmax,");
+  if (m.k_paged || m.v_paged) {
+    Line(fn, 4, "# K/V pages read from the pool through the scalar-prefetched page table (never gathered).");
+  }
   Line(fn, 4, std::string("# ") + (m.causal ? "causal blocks skipped, " : "") +
                   (m.g * m.kv_group > 1 ? "each kv head shared by " + std::to_string(m.g * m.kv_group) + " query heads." : "one kv head per query head."));
   std::set<const Instruction*> glue(pa.glue.begin(), pa.glue.end());
@@ -255,6 +347,8 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
   target::TpuKernelShape shape;
   shape.name = anchor.name;
   int64_t vmem = AttentionVmem(m, bq, bkv);
+  // Values a prefetched scalar needs that another kernel computes internally: recomputed here.
+  for (const Instruction* inst : pa.recomputed) MK_RETURN_IF_ERROR(emit_glue(inst));
   for (size_t k : pa.kernels) {
     for (const Instruction* inst : plan.kernels[k].instructions) {
       if (glue.count(inst)) {
@@ -264,7 +358,40 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
       if (inst != m.pv) continue;
       // The call.
       std::vector<std::string> args;
-      for (size_t n = 0; n < m.prefetch.size(); ++n) {
+      for (size_t n = 0; n < pf.size(); ++n) {
+        if (const PagedKv* p = pf[n].paged) {
+          // A page table, [seqs.., slots] flattened; or a page's validity, broadcast to it.
+          const int64_t flat = p->seqs * p->slots;
+          if (pf[n].value == p->index) {
+            std::vector<int64_t> idims;
+            for (int64_t d : p->index_dims) idims.push_back(p->index->shape.dim(d));
+            std::string e = "jnp.reshape(" + names.Of(p->index) + ", " + PyTuple(idims) + ")";
+            args.push_back("jnp.reshape(jnp.transpose(" + e + ", " + PyTuple(p->index_perm) + "), (" +
+                           std::to_string(flat) + ",)).astype(jnp.int32)");
+            continue;
+          }
+          std::vector<std::pair<int, int64_t>> order;
+          for (size_t d = 0; d < p->valid_labels.size(); ++d) {
+            const int l = p->valid_labels[d];
+            order.push_back({l < 0 ? PagedKv::kSlot + 1 : l, static_cast<int64_t>(d)});
+          }
+          std::sort(order.begin(), order.end());
+          std::vector<int64_t> perm, ones, full;
+          for (const auto& [r, d] : order) perm.push_back(d);
+          auto has = [&](int l) {
+            return std::find(p->valid_labels.begin(), p->valid_labels.end(), l) != p->valid_labels.end();
+          };
+          for (size_t b = 0; b < m.batch_sizes.size(); ++b) {
+            if (!p->batch_is_seq[b]) continue;
+            ones.push_back(has(static_cast<int>(b)) ? m.batch_sizes[b] : 1);
+            full.push_back(m.batch_sizes[b]);
+          }
+          ones.push_back(has(PagedKv::kSlot) ? p->slots : 1);
+          full.push_back(p->slots);
+          args.push_back("jnp.reshape(jnp.broadcast_to(" + canon(pf[n].value, perm, ones) + ", " + PyTuple(full) +
+                         "), (" + std::to_string(flat) + ",)).astype(jnp.int32)");
+          continue;
+        }
         // [batch..] flattened to [NB] (broadcast over the batch dims it lacks), int32 in SMEM.
         const std::vector<int>& labels = m.prefetch_labels[n];
         std::vector<std::pair<int, int64_t>> order;
@@ -279,9 +406,20 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
         args.push_back("jnp.reshape(jnp.broadcast_to(" + canon(m.prefetch[n], perm, ones) + ", " +
                        PyTuple(m.batch_sizes) + "), (" + std::to_string(m.nb) + ",)).astype(jnp.int32)");
       }
-      args.insert(args.end(), {canon(m.q, m.q_perm, {m.nb, m.g, m.sq, m.d}),
-                                       canon(m.k, m.k_perm, {m.nb / m.kv_group, m.sk, m.d}),
-                                       canon(m.v, m.v_perm, {m.nb / m.kv_group, m.sk, m.dv})});
+      args.push_back(canon(m.q, m.q_perm, {m.nb, m.g, m.sq, m.d}));
+      for (const KvRead& r : kv_reads) {
+        const bool is_k = r.name == std::string("k");
+        if (r.paged->has_value()) {
+          // The pool as [heads, P, page, d]: each step reads its pages from it in place.
+          const PagedKv& p = **r.paged;
+          const std::string pool = std::string(r.name) + "_pool";
+          Line(fn, 4, pool + " = " + canon(p.pool, p.pool_perm, {p.heads, p.pool_pages, p.page, p.d}));
+          for (int64_t t = 0; t < PagesPerStep(p, bkv); ++t) args.push_back(pool);
+          continue;
+        }
+        args.push_back(is_k ? canon(m.k, m.k_perm, {m.nb / m.kv_group, m.sk, m.d})
+                            : canon(m.v, m.v_perm, {m.nb / m.kv_group, m.sk, m.dv}));
+      }
       for (const Instruction* sd : sides) {
         // [batch.., group.., Sq, Sk] by the side's labels; its size-1 dims anywhere.
         const std::vector<int> labels = SideLabels(m, sd);
@@ -304,11 +442,27 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
       const std::string B = std::to_string(bq), K = std::to_string(bkv);
       const std::string GK = std::to_string(m.g * m.kv_group);  // query heads per kv head
       // Index maps also receive the prefetched scalars.
-      const std::string L = m.prefetch.empty() ? "b, i, j" : "b, i, j, *_";
+      const std::string L = pf.empty() ? "b, i, j" : "b, i, j, *pf";
       std::vector<std::string> in_specs = {
-          "pl.BlockSpec((None, None, " + B + ", " + std::to_string(m.d) + "), lambda " + L + ": (b // " + G + ", b % " + G + ", i, 0))",
-          "pl.BlockSpec((None, " + K + ", " + std::to_string(m.d) + "), lambda " + L + ": (b // " + GK + ", " + kv + ", 0))",
-          "pl.BlockSpec((None, " + K + ", " + std::to_string(m.dv) + "), lambda " + L + ": (b // " + GK + ", " + kv + ", 0))"};
+          "pl.BlockSpec((None, None, " + B + ", " + std::to_string(m.d) + "), lambda " + L + ": (b // " + G + ", b % " + G + ", i, 0))"};
+      for (const KvRead& r : kv_reads) {
+        if (!r.paged->has_value()) {
+          in_specs.push_back("pl.BlockSpec((None, " + K + ", " + std::to_string(r.cols) + "), lambda " + L + ": (b // " + GK + ", " + kv + ", 0))");
+          continue;
+        }
+        // Page t of the step: pool page page_table[seq, kv * pages + t] (clamped into the pool, as
+        // the HLO gather clamps its start index), of the head the batch index holds.
+        const PagedKv& p = **r.paged;
+        const int64_t ppb = PagesPerStep(p, bkv);
+        const std::string n = "(b // " + G + ")";
+        for (int64_t t = 0; t < ppb; ++t) {
+          const std::string slot = PagedSeqExpr(p, m.batch_sizes, n) + " * " + std::to_string(p.slots) + " + " + kv +
+                                   " * " + std::to_string(ppb) + " + " + std::to_string(t);
+          in_specs.push_back("pl.BlockSpec((None, None, " + std::to_string(p.page) + ", " + std::to_string(r.cols) +
+                             "), lambda " + L + ": (" + PagedHeadExpr(p, m.batch_sizes, n) + ", jnp.minimum(jnp.maximum(pf[" +
+                             std::to_string(r.table) + "][" + slot + "], 0), " + std::to_string(p.pool_pages - 1) + "), 0, 0))");
+        }
+      }
       for (size_t s = 0; s < sides.size(); ++s) {
         in_specs.push_back("pl.BlockSpec((None, None, " + B + ", " + K + "), lambda " + L + ": (b // " + G + ", b % " + G + ", i, " + kv + "))");
       }
@@ -321,11 +475,11 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
                                   ", 1), jnp.float32), pltpu.VMEM((" + B + ", " + std::to_string(m.dv) + "), jnp.float32)],";
       Line(fn, 4, "o = pl.pallas_call(");
       Line(fn, 8, "_kernel_" + kid + "_body,");
-      if (m.prefetch.empty()) {
+      if (pf.empty()) {
         for (const std::string& l : {grid, ins, outs, scratch}) Line(fn, 8, l);
       } else {
         Line(fn, 8, "grid_spec=pltpu.PrefetchScalarGridSpec(");
-        Line(fn, 12, "num_scalar_prefetch=" + std::to_string(m.prefetch.size()) + ",");
+        Line(fn, 12, "num_scalar_prefetch=" + std::to_string(pf.size()) + ",");
         for (const std::string& l : {grid, ins, outs, scratch}) Line(fn, 12, l);
         Line(fn, 8, "),");
       }
@@ -406,6 +560,21 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
            {"ops_in_pallas", in_pallas},
            {"ops_in_glue", glue_names},
            {"tpu_kernel_shape", target::ToJson(shape)}};
+  // Which of k and v the call reads through a page table, and why a gathered one is not.
+  nlohmann::json paged = nullptr;
+  for (const KvRead& r : kv_reads) {
+    if (!r.paged->has_value()) continue;
+    const PagedKv& p = **r.paged;
+    if (paged.is_null()) paged = nlohmann::json::object();
+    paged[r.name] = {{"pool", p.pool->name},
+                     {"page_table", p.index->name},
+                     {"page_valid", p.valid ? nlohmann::json(p.valid->name) : nlohmann::json(nullptr)},
+                     {"page", p.page},
+                     {"pages_per_sequence", p.slots},
+                     {"pages_per_step", PagesPerStep(p, bkv)}};
+  }
+  t.map["paged_kv"] = paged;
+  if (!m.paged_refused.empty()) t.map["paged_kv_refused"] = m.paged_refused;
   if (!glue_names.empty()) t.map["glue_reason"] = "operand producers before the call and the p.v dot's epilogue after it";
   return t;
 }

@@ -102,8 +102,8 @@ TEST(FlashAttentionTest, MatchesTheSuitesAttentionTasks) {
 
 TEST(FlashAttentionTest, MatchesAPerSequenceLengthMaskAsAPrefetchedScalar) {
   // 6p (paged decode) masks keys past each sequence's length, a parameter indexed by the batch
-  // dim: the mask reads it per grid step from SMEM (scalar prefetch). Its K/V page gather stays
-  // in glue before the call.
+  // dim: the mask reads it per grid step from SMEM (scalar prefetch). Its K/V pages are read
+  // through the page table (paged_kv_test.cc).
   auto m = SuiteTask("6p");
   ASSERT_NE(m, nullptr);
   auto plan = analysis::PlanFusion(*m);
@@ -117,19 +117,6 @@ TEST(FlashAttentionTest, MatchesAPerSequenceLengthMaskAsAPrefetchedScalar) {
   EXPECT_EQ(a.nb, 16);  // 8 sequences x 2 kv heads
   EXPECT_EQ(a.sq, 8);   // one token: the 8 query heads of a kv head are the rows
   EXPECT_EQ(a.sk, 256);
-}
-
-TEST(FlashAttentionTest, RefusesAPerBatchValueComputedInsideAnotherKernel) {
-  // 7p's ragged mask reads a slot's query count, cu_q_lens[1:] - cu_q_lens[:-1]; the slices are
-  // internal to the loop kernel that subtracts them, so the call could not be passed them.
-  auto m = SuiteTask("7p");
-  ASSERT_NE(m, nullptr);
-  auto plan = analysis::PlanFusion(*m);
-  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  AttentionScan scan = FindAttention(*plan);
-  EXPECT_TRUE(scan.found.empty());
-  ASSERT_EQ(scan.refused.size(), 1u);
-  EXPECT_NE(scan.refused[0].find("is computed inside another kernel"), std::string::npos) << scan.refused[0];
 }
 
 // The softmax reduces over the query dim (2), not the key dim the p.v dot contracts (3).
@@ -547,6 +534,36 @@ TEST(FlashAttentionTest, LengthMaskedDecodeReadsThePrefetchedLengthAndMatchesThe
   EXPECT_EQ(pallas[0].at("grid"), nlohmann::json({4, 1, 2}));
   EXPECT_NE(run.source.find("pltpu.PrefetchScalarGridSpec("), std::string::npos) << run.source;
   EXPECT_NE(run.source.find("pf0_ref[bn]"), std::string::npos) << run.source;
+}
+
+// A length mask whose per-batch value another kernel computes internally from a large
+// intermediate (the sum of squares of a [2, 40000] array, plus one): too costly to recompute in
+// glue, so the attention is refused with the reason (7p's slices, small and from a parameter,
+// are recomputed: paged_kv_test.cc).
+TEST(FlashAttentionTest, RefusesAPerBatchValueTooCostlyToRecomputeInGlue) {
+  std::string hlo = kLengths;
+  const std::string from = "  lengths = s32[2] parameter(3)\n";
+  const size_t at = hlo.find(from);
+  ASSERT_NE(at, std::string::npos);
+  hlo.replace(at, from.size(),
+              "  big = s32[2,40000] parameter(3)\n"
+              "  sq = s32[2,40000] multiply(big, big)\n"
+              "  zs = s32[] constant(0)\n"
+              "  tot = s32[2] reduce(sq, zs), dimensions={1}, to_apply=add_s32\n"
+              "  one = s32[] constant(1)\n"
+              "  oneb = s32[2] broadcast(one), dimensions={}\n"
+              "  lengths = s32[2] add(tot, oneb)\n");
+  const std::string comp = "ENTRY main {";
+  hlo.replace(hlo.find(comp), comp.size(),
+              "add_s32 {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT s = s32[] add(a, b)\n}\n" + comp);
+  auto m = Parse(hlo);
+  ASSERT_NE(m, nullptr);
+  auto plan = analysis::PlanFusion(*m);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  AttentionScan scan = FindAttention(*plan);
+  EXPECT_TRUE(scan.found.empty()) << plan->Summary();
+  ASSERT_EQ(scan.refused.size(), 1u) << plan->Summary();
+  EXPECT_NE(scan.refused[0].find("cannot be recomputed in glue"), std::string::npos) << scan.refused[0];
 }
 
 // The skipping paths (pl.when over kv blocks, the clamped K/V index, the kv head // group in
