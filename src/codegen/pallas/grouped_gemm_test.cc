@@ -198,6 +198,33 @@ TEST(GroupedGemmTest, RefusesWhatItDoesNotComputeWithTheReason) {
   }
 }
 
+TEST(GroupedGemmTest, ARefusedCallFallsBackToItsKernels) {
+  // The glue fallback (agents/tpu_fallback.h) marks the call's function, kernel_<anchor>: the
+  // grouped GEMM is then emitted as its plan kernels (the dot in a pallas_call of its own, the
+  // gathers and the scatter in glue), as before this family existed.
+  auto m = Parse(kRaw);
+  ASSERT_NE(m, nullptr);
+  auto plan = analysis::PlanFusion(*m);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const GroupedGemmScan scan = FindGroupedGemm(*plan, {});
+  ASSERT_EQ(scan.found.size(), 1u);
+  const size_t anchor = scan.found[0].anchor;
+  const target::Target t = testing::TpuV5e();
+  space::Candidate c = testing::CandidateFor(*plan, t);
+  c.kernels[anchor].values[kGlueFallbackKey] = 1;
+  auto impl = PallasEmitter().Emit(*plan, c, t);
+  ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+  const auto map = MapOf(*impl);
+  EXPECT_TRUE(GroupedKernels(map).empty()) << map.dump(1);
+  EXPECT_TRUE(testing::KernelsRunning(map, "fused").empty()) << map.dump(1);
+  EXPECT_EQ(map.at("kernels")[anchor].at("runs"), "glue");
+  bool dot_in_pallas = false;
+  for (const auto& k : testing::KernelsRunning(map, "pallas")) {
+    for (const auto& op : k.at("ops_in_pallas")) dot_in_pallas = dot_in_pallas || op == "d";
+  }
+  EXPECT_TRUE(dot_in_pallas) << map.dump(1);
+}
+
 TEST(GroupedGemmTest, RawIndicesWithOutOfRangeVisitsMatchTheInterpreter) {
   MK_SKIP_WITHOUT_JAX();
   // RandomArgs draws indices in [-3, 5]: some row tiles out of range (NaN products where the mask
