@@ -275,9 +275,42 @@ GroupedGemmScan FindGroupedGemm(const analysis::FusionPlan& plan, const std::set
         continue;
       }
       auto refuse = [&](const std::string& why) { scan.refused.push_back(Name(sc) + ": " + why); };
+      const auto only_user = [&](const Instruction* x) -> const Instruction* {
+        return x != root && users[x].size() == 1 ? users[x][0] : nullptr;
+      };
+      // lhs split into row tiles by a reshape only the gather reads: read the rows in place.
+      if (m->lhs->opcode == Opcode::kReshape && only_user(m->lhs) &&
+          m->core.count(only_user(m->lhs)) &&
+          m->lhs->operand(0)->shape.dims() == std::vector<int64_t>{m->t * m->tm, m->k}) {
+        m->lhs_rows = m->lhs->operand(0);
+        m->core.insert(m->lhs);
+      }
+      // O reshaped and converted (to the module's output type): written by the call directly.
+      // The call runs at the scatter's kernel, so a later kernel holding them must hold nothing
+      // else (it emits nothing).
+      const auto only_epilogue = [&](const Instruction* x, const Instruction* r, const Instruction* c) {
+        auto it = kernel_of.find(x);
+        if (it == kernel_of.end()) return false;
+        if (it->second == kernel_of[sc]) return true;
+        for (const Instruction* i : plan.kernels[it->second].instructions) {
+          if (i != r && i != c) return false;
+        }
+        return true;
+      };
+      if (const Instruction* r = only_user(sc); r && r->opcode == Opcode::kReshape) {
+        const Instruction* c = only_user(r);
+        if (c && c->opcode == Opcode::kConvert && hlo::IsFloat(c->shape.dtype()) &&
+            c->shape.dtype() != DType::kF64 && only_epilogue(r, r, c) && only_epilogue(c, r, c)) {
+          m->out_reshape = r;
+          m->out_convert = c;
+          m->core.insert(r);
+          m->core.insert(c);
+        }
+      }
+      const Instruction* out = m->out_convert ? m->out_convert : sc;
       bool ok = true;
       for (const Instruction* c : m->core) {
-        if (c == sc) continue;
+        if (c == out) continue;
         if (c->opcode == Opcode::kConstant) continue;  // scalar constants: written into the body
         ok = c != root;
         for (const Instruction* u : users[c]) ok = ok && m->core.count(u);
@@ -299,9 +332,17 @@ GroupedGemmScan FindGroupedGemm(const analysis::FusionPlan& plan, const std::set
       }
       PlannedGroupedGemm pg;
       pg.kernels.assign(ks.begin(), ks.end());
-      pg.anchor = pg.kernels.back();
-      if (kernel_of[sc] != pg.anchor) {
-        refuse("the scatter's kernel is not the last of the kernels it replaces");
+      // The call runs at the scatter's kernel (where its space is declared); only the absorbed
+      // epilogue's kernels may come after it.
+      pg.anchor = kernel_of[sc];
+      for (size_t k : pg.kernels) {
+        if (k <= pg.anchor) continue;
+        for (const Instruction* i : plan.kernels[k].instructions) {
+          if (i != m->out_reshape && i != m->out_convert) ok = false;
+        }
+      }
+      if (!ok) {
+        refuse("a kernel it replaces runs after the scatter's kernel");
         continue;
       }
       std::set<const Instruction*> inside;
@@ -343,7 +384,8 @@ GroupedGemmScan FindGroupedGemm(const analysis::FusionPlan& plan, const std::set
       if (!ok) continue;
       // Everything the call reads must be at hand before it: an input of the replaced kernels,
       // or glue in them.
-      std::vector<const Instruction*> reads = {m->lhs, m->rhs, m->lhs_index, m->rhs_index, m->out_index};
+      std::vector<const Instruction*> reads = {m->lhs_rows ? m->lhs_rows : m->lhs, m->rhs, m->lhs_index,
+                                               m->rhs_index, m->out_index};
       for (const VisitValue* vv : {&m->lhs_ok, &m->rhs_ok, &m->mask}) {
         if (vv->value) reads.push_back(vv->value);
       }

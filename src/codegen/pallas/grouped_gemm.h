@@ -48,6 +48,13 @@ struct GroupedGemmMatch {
   VisitValue lhs_ok, rhs_ok;  // [V] preds: the gathered tile is kept, else it is all NaN
   VisitValue mask;            // [V, tm] pred: the row of the visit's product is kept, else 0
   const hlo::Instruction* init = nullptr;  // O's initial value: a broadcast scalar constant
+  // Absorbed by FindGroupedGemm when nothing else uses them (null otherwise):
+  //   lhs_rows: `lhs` is reshape(lhs_rows [T*tm, K]); the call reads lhs_rows in place.
+  //   out_reshape, out_convert: O's only user is a reshape whose only user is a float convert;
+  //   the call writes the convert's type and the convert's value is O reshaped.
+  const hlo::Instruction* lhs_rows = nullptr;
+  const hlo::Instruction* out_reshape = nullptr;
+  const hlo::Instruction* out_convert = nullptr;
   int64_t v = 0, t = 0, tm = 0, k = 0, n = 0, g = 0;
   // Every instruction the call computes; none but `scatter` may be used outside this set.
   std::set<const hlo::Instruction*> core;

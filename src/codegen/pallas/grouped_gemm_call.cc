@@ -21,11 +21,14 @@ int64_t Tiled(int64_t rows, int64_t cols, int64_t elem) { return RoundUp(rows, 8
 
 int64_t Bytes(const Instruction* i) { return hlo::DTypeByteSize(i->shape.dtype()); }
 
+// What the call writes: the absorbed convert's type, else the scatter's (f32).
+const Instruction* OutValue(const GroupedGemmMatch& m) { return m.out_convert ? m.out_convert : m.scatter; }
+
 // VMEM at blocks (bn, bk): the row tile, weight, mask and output blocks twice (double
 // buffering), the f32 tile accumulator and the f32 product block the body holds.
 int64_t GroupedVmem(const GroupedGemmMatch& m, int64_t bn, int64_t bk) {
   const int64_t rhs = m.rhs_transposed ? Tiled(bn, bk, Bytes(m.rhs)) : Tiled(bk, bn, Bytes(m.rhs));
-  int64_t t = 2 * (Tiled(m.tm, bk, Bytes(m.lhs)) + rhs + Tiled(m.tm, bn, Bytes(m.scatter)));
+  int64_t t = 2 * (Tiled(m.tm, bk, Bytes(m.lhs)) + rhs + Tiled(m.tm, bn, Bytes(OutValue(m))));
   if (m.mask.value) t += 2 * Tiled(m.tm, 1, 4);
   t += 2 * Tiled(m.tm, bn, 4);  // accumulator and product
   return t;
@@ -36,8 +39,19 @@ struct GroupedSpace {
   std::string reason;  // non-empty: nothing fits
 };
 
+// Scalar prefetch: five int32 arrays of V + T entries in SMEM. jax's tpu_info gives 1 MiB of SMEM
+// per core on every TPU target here (v4 to 7x); half of it is left to Mosaic's own scalars.
+constexpr int64_t kSmemBudget = int64_t{512} << 10;
+
+int64_t PrefetchBytes(const GroupedGemmMatch& m) { return 5 * 4 * (m.v + m.t); }
+
 GroupedSpace Domains(const GroupedGemmMatch& m, const target::Target& target) {
   GroupedSpace s;
+  if (PrefetchBytes(m) > kSmemBudget) {
+    s.reason = "its visit schedule needs " + std::to_string(PrefetchBytes(m)) + " bytes of SMEM, over " +
+               std::to_string(kSmemBudget);
+    return s;
+  }
   // bn is the last dim of the weight and output blocks, bk the last of the row-tile block and
   // the second-to-last (or last) of the weight block; both are matmul dims of the MXU.
   const int64_t side = std::max<int64_t>(128, target.mxu_dim);
@@ -112,6 +126,10 @@ constexpr int kActive = 1, kInRange = 2, kFirst = 4, kLast = 8;
 
 }  // namespace
 
+std::string GroupedGemmDoesNotFit(const GroupedGemmMatch& m, const target::Target& target) {
+  return Domains(m, target).reason;
+}
+
 void AddGroupedGemmSpace(const analysis::Kernel& kernel, const target::Target& target,
                          space::KernelSpace& space) {
   GroupedGemmMatch m;
@@ -160,6 +178,7 @@ Result<KernelText> EmitGroupedGemmKernel(const analysis::FusionPlan& plan, const
   const bool f32_dot = m.lhs->shape.dtype() == hlo::DType::kF32 || m.rhs->shape.dtype() == hlo::DType::kF32;
   const bool has_ok = m.lhs_ok.value || m.rhs_ok.value;
   const bool has_mask = m.mask.value != nullptr;
+  MK_ASSIGN_OR_RETURN(std::string out_t, JnpDType(OutValue(m)->shape.dtype()));
 
   // The body.
   std::ostringstream body;
@@ -204,7 +223,8 @@ Result<KernelText> EmitGroupedGemmKernel(const analysis::FusionPlan& plan, const
   Line(body, 0, "");
   Line(body, 4, "@pl.when(jnp.logical_and(kk == pl.num_programs(2) - 1, (flags & " + std::to_string(kLast) + ") != 0))");
   Line(body, 4, "def _store():");
-  Line(body, 8, "o_ref[...] = acc_ref[...]");
+  Line(body, 8, std::string("o_ref[...] = ") +
+                    (m.out_convert ? "jax.lax.convert_element_type(acc_ref[...], " + out_t + ")" : "acc_ref[...]"));
 
   // The kernel function: glue before, the schedule's metadata, the call, glue after.
   std::ostringstream fn;
@@ -230,7 +250,8 @@ Result<KernelText> EmitGroupedGemmKernel(const analysis::FusionPlan& plan, const
         if (inst->shape.is_array()) site.block_dims = inst->shape.dims();
         MK_ASSIGN_OR_RETURN(std::string e, TranslateOp(*inst, args, site));
         Line(fn, 4, names.Of(inst) + " = " + e);
-        glue_names.push_back(inst->name);
+        // The anchor's own; a fused kernel's entry lists its glue ops itself.
+        if (k == pg.anchor) glue_names.push_back(inst->name);
         continue;
       }
       if (inst != m.scatter) continue;
@@ -271,7 +292,11 @@ Result<KernelText> EmitGroupedGemmKernel(const analysis::FusionPlan& plan, const
       Line(fn, 4, "last = jnp.concatenate([change, one])");
       Line(fn, 4, "flags = act * " + std::to_string(kActive) + " + ok * " + std::to_string(kInRange) + " + first * " +
                       std::to_string(kFirst) + " + last * " + std::to_string(kLast));
-      std::vector<std::string> args = {"tile", "row_tile", "group", "visit", "flags", names.Of(m.lhs), names.Of(m.rhs)};
+      // The row tiles: lhs's rows in place ([T*tm, K] viewed as [T, tm, K]) when the module's
+      // reshape is absorbed.
+      const std::string lhs_arg = m.lhs_rows ? "jnp.reshape(" + names.Of(m.lhs_rows) + ", " + PyTuple({m.t, m.tm, m.k}) + ")"
+                                             : names.Of(m.lhs);
+      std::vector<std::string> args = {"tile", "row_tile", "group", "visit", "flags", lhs_arg, names.Of(m.rhs)};
       if (has_mask) {
         Line(fn, 4, "mask = jnp.reshape(" + Canonical(m.mask, m, 1, names) + ".astype(jnp.int32), (" + V + ", " + TM + ", 1))");
         args.push_back("mask");
@@ -293,12 +318,16 @@ Result<KernelText> EmitGroupedGemmKernel(const analysis::FusionPlan& plan, const
       Line(fn, 12, "out_specs=pl.BlockSpec((None, " + TM + ", " + BN + "), " + L + ": (tile[e], 0, n)),");
       Line(fn, 12, "scratch_shapes=[pltpu.VMEM((" + TM + ", " + BN + "), jnp.float32)],");
       Line(fn, 8, "),");
-      Line(fn, 8, "out_shape=jax.ShapeDtypeStruct(" + PyTuple({m.t, m.tm, m.n}) + ", jnp.float32),");
+      Line(fn, 8, "out_shape=jax.ShapeDtypeStruct(" + PyTuple({m.t, m.tm, m.n}) + ", " + out_t + "),");
       Line(fn, 8, "compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\", \"arbitrary\", \"arbitrary\"), "
                   "vmem_limit_bytes=" + std::to_string(limit) + "),");
       Line(fn, 8, "interpret=_interpret(),");
       Line(fn, 4, ")(" + Join(args) + ")");
-      Line(fn, 4, names.Of(m.scatter) + " = o");
+      if (m.out_convert) {
+        Line(fn, 4, names.Of(m.out_convert) + " = jnp.reshape(o, " + PyTuple(m.out_convert->shape.dims()) + ")");
+      } else {
+        Line(fn, 4, names.Of(m.scatter) + " = o");
+      }
     }
   }
   std::vector<std::string> outs;
@@ -319,7 +348,7 @@ Result<KernelText> EmitGroupedGemmKernel(const analysis::FusionPlan& plan, const
   const int64_t active = std::max<int64_t>(1, nn * m.v * nk);
   const int64_t w_block = bk * bn * Bytes(m.rhs);
   const int64_t in_total = active * (m.tm * bk * Bytes(m.lhs) + w_block + (has_mask ? m.tm * 4 : 0));
-  const int64_t out_total = m.t * m.tm * m.n * 4;
+  const int64_t out_total = m.t * m.tm * m.n * Bytes(OutValue(m));
   shape.in_bytes_per_step = in_total / active;
   shape.out_bytes_per_step = out_total / active;
   shape.vmem_bytes = vmem;

@@ -26,6 +26,10 @@ namespace mk::codegen::pallas {
 void AddGroupedGemmSpace(const analysis::Kernel& kernel, const target::Target& target,
                          space::KernelSpace& space);
 
+// Why no point of the call's space fits the target (its SMEM or VMEM), or empty when one does;
+// the emitter then leaves the grouped GEMM to its plan kernels.
+std::string GroupedGemmDoesNotFit(const GroupedGemmMatch& m, const target::Target& target);
+
 // `kernel_<anchor id>(inputs...)`: glue before, the grouped pallas_call, glue after; its map
 // entry (runs "pallas", family "grouped_gemm"). An InvalidArgument when the schedule's blocks are
 // not in the declared space.

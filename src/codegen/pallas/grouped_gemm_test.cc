@@ -225,6 +225,44 @@ TEST(GroupedGemmTest, ARefusedCallFallsBackToItsKernels) {
   EXPECT_TRUE(dot_in_pallas) << map.dump(1);
 }
 
+TEST(GroupedGemmTest, ACallThatCannotFitVmemIsLeftToItsKernelsWithTheReason) {
+  // Its smallest blocks (16 x 128 rows, a 128 x 128 weight, the mask, output and f32 accumulator)
+  // need about 120 KiB; with 64 KiB the grouped GEMM is refused and emitted as its kernels.
+  auto m = Parse(kRaw);
+  ASSERT_NE(m, nullptr);
+  auto small = EmitFor(*m, testing::TpuV5e(int64_t{64} << 10));
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  const auto map = MapOf(*small);
+  EXPECT_TRUE(GroupedKernels(map).empty()) << map.dump(1);
+  ASSERT_TRUE(map.contains("grouped_gemm_refused")) << map.dump(1);
+  EXPECT_NE(map.at("grouped_gemm_refused").dump().find("bytes of VMEM, over 65536"), std::string::npos)
+      << map.at("grouped_gemm_refused").dump();
+  // And every point of the space declared at 1 MiB fits it.
+  auto plan = analysis::PlanFusion(*m);
+  ASSERT_TRUE(plan.ok());
+  const auto t = testing::TpuV5e(int64_t{1} << 20);
+  const GroupedGemmScan scan = FindGroupedGemm(*plan, {});
+  ASSERT_EQ(scan.found.size(), 1u);
+  const auto space = PallasEmitter().SpaceFor(plan->kernels[scan.found[0].anchor], t);
+  std::vector<int64_t> bns, bks;
+  for (const auto& p : space.params) {
+    if (p.name == "gmm_bn") bns = p.values;
+    if (p.name == "gmm_bk") bks = p.values;
+  }
+  ASSERT_FALSE(bns.empty());
+  ASSERT_FALSE(bks.empty());
+  for (int64_t bn : bns) {
+    for (int64_t bk : bks) {
+      space::Candidate c = testing::CandidateFor(*plan, t, {{"gmm_bn", bn}, {"gmm_bk", bk}});
+      auto impl = PallasEmitter().Emit(*plan, c, t);
+      ASSERT_TRUE(impl.ok()) << bn << " x " << bk << ": " << impl.status().ToString();
+      const auto gk = GroupedKernels(MapOf(*impl));
+      ASSERT_EQ(gk.size(), 1u);
+      EXPECT_LE(gk[0].at("tpu_kernel_shape").at("vmem_bytes").get<int64_t>(), int64_t{1} << 20);
+    }
+  }
+}
+
 TEST(GroupedGemmTest, RawIndicesWithOutOfRangeVisitsMatchTheInterpreter) {
   MK_SKIP_WITHOUT_JAX();
   // RandomArgs draws indices in [-3, 5]: some row tiles out of range (NaN products where the mask

@@ -93,6 +93,10 @@ Result<Implementation> PallasEmitter::Emit(const analysis::FusionPlan& plan,
   // kernel (its anchor, the scatter, is glue then).
   GroupedGemmScan grouped = FindGroupedGemm(plan, attention_kernels);
   std::erase_if(grouped.found, [&](const PlannedGroupedGemm& pg) {
+    if (std::string why = GroupedGemmDoesNotFit(pg.match, target); !why.empty()) {
+      grouped.refused.push_back("%" + pg.match.scatter->name + ": " + why);
+      return true;
+    }
     if (fallback(plan.kernels[pg.anchor]) == 0) return false;
     split_anchors.insert(pg.anchor);
     return true;
