@@ -176,6 +176,9 @@ Result<GroupedGemmMatch> MatchGroupedGemmAt(const Instruction* scatter, bool* lo
   }
   const Instruction* a = dot->operand(0);
   const Instruction* b = dot->operand(1);
+  if (a->shape.rank() != 3 || b->shape.rank() != 3) {
+    return Refuse("dot " + Name(dot) + "'s operands are not rank 3 ([V, rows, K] and one weight per visit)");
+  }
   for (const Instruction* x : {a, b}) {
     if (!hlo::IsFloat(x->shape.dtype()) || x->shape.dtype() == DType::kF64) {
       return Refuse("dot " + Name(dot) + " reads " + std::string(hlo::DTypeName(x->shape.dtype())) +
