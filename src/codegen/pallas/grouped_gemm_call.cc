@@ -61,23 +61,9 @@ GroupedSpace Domains(const GroupedGemmMatch& m, const target::Target& target) {
   for (int64_t b = 1; b <= m.k; ++b) {
     if (m.k % b == 0 && (b % side == 0 || b == m.k)) s.bk.push_back(b);
   }
-  const int64_t budget = VmemBudget(target);
-  while (GroupedVmem(m, s.bn.back(), s.bk.back()) > budget) {
-    if (s.bk.size() > 1 && (s.bk.back() >= s.bn.back() || s.bn.size() == 1)) s.bk.pop_back();
-    else if (s.bn.size() > 1) s.bn.pop_back();
-    else {
-      s.reason = "its smallest blocks need " + std::to_string(GroupedVmem(m, s.bn.back(), s.bk.back())) +
-                 " bytes of VMEM, over " + std::to_string(budget);
-      return s;
-    }
-  }
+  s.reason = FitBlocksToVmem({&s.bk, &s.bn}, VmemBudget(target),
+                             [&](const std::vector<int64_t>& b) { return GroupedVmem(m, b[1], b[0]); });
   return s;
-}
-
-int64_t Initial(const std::vector<int64_t>& legal) {
-  int64_t best = legal.front();
-  for (int64_t b : legal) if (b <= 512) best = b;
-  return best;
 }
 
 bool InDomain(const std::vector<int64_t>& d, int64_t v) { return std::find(d.begin(), d.end(), v) != d.end(); }
@@ -136,9 +122,9 @@ void AddGroupedGemmSpace(const analysis::Kernel& kernel, const target::Target& t
   if (!AnchorScatter(kernel, &m)) return;
   GroupedSpace s = Domains(m, target);
   if (!s.reason.empty()) return;
-  space.params.push_back({"gmm_bn", s.bn, Initial(s.bn),
+  space.params.push_back({"gmm_bn", s.bn, InitialBlock(s.bn),
                           "grouped GEMM output columns per block (N), a multiple of 128 and of the MXU side, or all of N"});
-  space.params.push_back({"gmm_bk", s.bk, Initial(s.bk),
+  space.params.push_back({"gmm_bk", s.bk, InitialBlock(s.bk),
                           "grouped GEMM depth per step (K), a multiple of 128 and of the MXU side, or all of K"});
 }
 
@@ -163,8 +149,8 @@ Result<KernelText> EmitGroupedGemmKernel(const analysis::FusionPlan& plan, const
   const analysis::Kernel& anchor = plan.kernels[pg.anchor];
   GroupedSpace dom = Domains(m, target);
   if (!dom.reason.empty()) return InvalidArgument("grouped GEMM in " + anchor.name + ": " + dom.reason);
-  const int64_t bn = schedule.Get("gmm_bn", Initial(dom.bn));
-  const int64_t bk = schedule.Get("gmm_bk", Initial(dom.bk));
+  const int64_t bn = schedule.Get("gmm_bn", InitialBlock(dom.bn));
+  const int64_t bk = schedule.Get("gmm_bk", InitialBlock(dom.bk));
   if (!InDomain(dom.bn, bn) || !InDomain(dom.bk, bk)) {
     return InvalidArgument("grouped GEMM in " + anchor.name + ": blocks gmm_bn=" + std::to_string(bn) +
                            ", gmm_bk=" + std::to_string(bk) +
