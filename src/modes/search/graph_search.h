@@ -69,7 +69,8 @@ class GraphSearch final : public Proposer {
   //  "pruned_points", "pruned_share", "pruned_by": [{"decision", "points"}], "dropped_points",
   //  "best_s", "generations" (evolutionary; 0 otherwise), "predicted": 0, "model": null,
   //  "admissibility": {"checked", "violations": [{"bound_s", "measured_s", "candidate"}], "ok",
-  //                    "median_bound_over_measured"}}
+  //                    "median_bound_over_measured", "bound_scale" (1, or what the bound was
+  //                    scaled by after a violation, so that pruning stays sound)}}
   nlohmann::json Stats() const override;
 
   // The model this run trained on its own measurements (to persist; model_store.h); null
@@ -138,6 +139,8 @@ class GraphSearch final : public Proposer {
   bool start_offered_ = false;  // astar and beam with a prior: the start was proposed first
   std::set<std::string> tried_;
   std::optional<double> best_s_;
+  // 1, or the least measured/bound ratio once a measurement came in under its bound (PruneLimit).
+  double bound_scale_ = 1.0;
   uint64_t proposed_ = 0, expanded_ = 0;
   uint64_t pruned_points_ = 0, dropped_points_ = 0;
   std::map<std::string, uint64_t> pruned_by_;
