@@ -152,6 +152,7 @@ void GraphSearch::Prune(const Node& n, double f) {
   (void)f;
   const uint64_t points = graph_.Completions(n);
   pruned_points_ = SatAdd(pruned_points_, points);
+  pruned_weight_ += graph_.CompletionsApprox(n);
   pruned_by_[PruneReason(n)] += points;
 }
 
@@ -160,6 +161,7 @@ void GraphSearch::PruneIllegal(const Node& n, const space::Constraint& c) {
   if (!illegal_.insert(n).second) return;
   const uint64_t points = graph_.Completions(n);
   pruned_points_ = SatAdd(pruned_points_, points);
+  pruned_weight_ += graph_.CompletionsApprox(n);
   pruned_by_["constraint " + c.name] += points;
 }
 
@@ -373,6 +375,7 @@ std::optional<space::Candidate> GraphSearch::NextExhaustive() {
 nlohmann::json GraphSearch::Stats() const {
   // Frontier nodes the best time has put out of reach since they were queued are pruned too.
   uint64_t pruned = pruned_points_;
+  double pruned_weight = pruned_weight_;
   std::map<std::string, uint64_t> pruned_by = pruned_by_;
   auto copy = frontier_;
   size_t frontier = 0;
@@ -380,6 +383,7 @@ nlohmann::json GraphSearch::Stats() const {
     if (copy.top().f > PruneLimit()) {
       const uint64_t points = graph_.Completions(copy.top().node);
       pruned = SatAdd(pruned, points);
+      pruned_weight += graph_.CompletionsApprox(copy.top().node);
       uint64_t& by = pruned_by[PruneReason(copy.top().node)];
       by = SatAdd(by, points);
     } else {
@@ -413,7 +417,8 @@ nlohmann::json GraphSearch::Stats() const {
           {"expanded", expanded_},
           {"frontier", frontier},
           {"pruned_points", pruned},
-          {"pruned_share", space ? std::min(1.0, static_cast<double>(pruned) / static_cast<double>(space)) : 0.0},
+          {"space_size_approx", graph_.SpaceSizeApprox()},
+          {"pruned_share", space ? std::min(1.0, pruned_weight / graph_.SpaceSizeApprox()) : 0.0},
           {"pruned_by", pruned_by_json},
           {"dropped_points", dropped_points_},
           {"best_s", best_s_ ? nlohmann::json(*best_s_) : nlohmann::json(nullptr)},

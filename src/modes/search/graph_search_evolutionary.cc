@@ -31,6 +31,7 @@ void GraphSearch::PrunePoint(const Node& n) {
     }
   }
   pruned_points_ = std::min(pruned_points_ + 1, uint64_t{1} << 62);
+  pruned_weight_ += 1;
   ++pruned_by_[reason];
 }
 
