@@ -122,7 +122,8 @@ const std::vector<SearchKernelDef>& SearchKernels() {
         {"nr", {8, 16, 24, 32}},
         {"kc", {32, 256}},
         {"unroll_k", {1, 4}},
-        {"fuse_epilogue", {0, 1}}}},
+        {"fuse_epilogue", {0, 1}}},
+       "avx2"},
       // The families the first three tables left out (issue 35, item 7). GEMM-like kernels on
       // one thread, as above. Values are powers of two (or small counts) that every x86-64
       // plan declares, so the tables can be built on any CPU model.
@@ -419,6 +420,10 @@ Result<std::string> BuildSearchTable(const BuildTableOptions& o, agents::CpuEngi
     if (progress) progress(line);
   };
   MK_ASSIGN_OR_RETURN(SearchKernelDef def, FindSearchKernel(o.name));
+  if (!def.isa_level.empty() && def.isa_level != engine.target().isa_level) {
+    return InvalidArgument(def.name + " is defined for " + def.isa_level + " code; this build is for " +
+                           engine.target().isa_level + ": run it with MAXKERNEL_CPU_ISA=" + def.isa_level);
+  }
   if (!(o.min_time_s > 0)) return InvalidArgument("--min-time must be > 0 seconds");
   JaxbenchOptions jo;
   jo.scale = "ci";

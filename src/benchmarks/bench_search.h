@@ -44,6 +44,9 @@ struct SearchKernelDef {
   std::string family;  // what the list calls it ("row reduction / norm", ...)
   int kernel = 0;
   std::vector<SubspaceParam> params;
+  // "" (any), or the ISA level whose plans declare these values (8-lane register tiles are
+  // AVX2's): a wider CPU builds the table with MAXKERNEL_CPU_ISA=<level>.
+  std::string isa_level;
 };
 const std::vector<SearchKernelDef>& SearchKernels();
 Result<SearchKernelDef> FindSearchKernel(const std::string& name);
