@@ -21,16 +21,20 @@ std::string Ints(const std::vector<int64_t>& v) {
 
 }  // namespace
 
-void EmitConvOperands(std::ostringstream& fn, int indent, const BlockPlan& plan, const Names& names) {
+void EmitConvOperands(std::ostringstream& fn, int indent, const BlockPlan& plan,
+                      const std::vector<int64_t>& blocks, const Names& names) {
   const ConvGeometry& g = plan.geom;
   const size_t ns = g.q.size();
+  // Padded further (past the output) to whole blocks of rows and the computed width.
+  const std::vector<int64_t> q = ConvImageQ(plan, blocks[static_cast<size_t>(plan.axis_m)]);
   // Input: [batch, spatial.., C_in], padded (interior padding: an lhs dilation), each spatial
   // dim made Q*stride long and split into (Q, stride), the stride phases moved in front.
   std::string x = names.Of(plan.lhs_source);
   if (g.in_perm != Identity(g.in_perm.size())) x = "jax.lax.transpose(" + x + ", " + Ints(g.in_perm) + ")";
   std::vector<std::string> pads = {"(0, 0, 0)"};
   for (size_t i = 0; i < ns; ++i) {
-    pads.push_back("(" + std::to_string(g.pad_low[i]) + ", " + std::to_string(g.pad_high[i]) + ", " +
+    const int64_t high = g.pad_high[i] + (q[i] - g.q[i]) * g.stride[i];
+    pads.push_back("(" + std::to_string(g.pad_low[i]) + ", " + std::to_string(high) + ", " +
                    std::to_string(g.interior[i]) + ")");
   }
   pads.push_back("(0, 0, 0)");
@@ -38,13 +42,13 @@ void EmitConvOperands(std::ostringstream& fn, int indent, const BlockPlan& plan,
   Line(fn, indent, "lhs = jax.lax.pad(lhs, jnp.zeros((), lhs.dtype), " + TupleOf(pads) + ")");
   std::vector<int64_t> split = {g.batch}, phase_first = {0}, canon = {g.batch, g.phases};
   for (size_t i = 0; i < ns; ++i) {
-    split.push_back(g.q[i]);
+    split.push_back(q[i]);
     split.push_back(g.stride[i]);
     phase_first.push_back(static_cast<int64_t>(2 + 2 * i));
   }
   for (size_t i = 0; i < ns; ++i) {
     phase_first.push_back(static_cast<int64_t>(1 + 2 * i));
-    canon.push_back(g.q[i]);
+    canon.push_back(q[i]);
   }
   split.push_back(g.in_features);
   phase_first.push_back(static_cast<int64_t>(1 + 2 * ns));
@@ -62,7 +66,7 @@ std::vector<std::string> ConvOperandSpecs(const BlockPlan& plan, const std::vect
   const ConvGeometry& g = plan.geom;
   std::vector<std::string> grid, lblock = {"None", std::to_string(g.phases)}, lidx = {"g0", "0"};
   for (size_t a = 0; a < num_axes; ++a) grid.push_back("g" + std::to_string(a));
-  for (int64_t q : g.q) {
+  for (int64_t q : ConvImageQ(plan, blocks[static_cast<size_t>(plan.axis_m)])) {
     lblock.push_back(std::to_string(q));
     lidx.push_back("0");
   }
@@ -100,8 +104,9 @@ Status EmitConvSteps(std::ostringstream& body, int indent, const BlockPlan& plan
       const int64_t at = t[i] * g.dilation[i];
       phase = phase * g.stride[i] + at % g.stride[i];
       const int64_t off = at / g.stride[i];
+      const int64_t width = i + 1 == ns ? g.last_computed : g.out_spatial[i];
       idx.push_back(i == 0 ? "pl.ds(row0 + " + std::to_string(off) + ", " + std::to_string(rows) + ")"
-                           : std::to_string(off) + ":" + std::to_string(off + g.out_spatial[i]));
+                           : std::to_string(off) + ":" + std::to_string(off + width));
     }
     idx.insert(idx.begin(), std::to_string(phase));
     idx.push_back(":");
@@ -123,10 +128,17 @@ Status EmitConvSteps(std::ostringstream& body, int indent, const BlockPlan& plan
 std::string ConvResultBlock(const BlockPlan& plan, const std::vector<int64_t>& blocks,
                             const std::string& dtype) {
   const ConvGeometry& g = plan.geom;
+  const size_t ns = g.out_spatial.size();
   std::vector<int64_t> canon = {1, blocks[static_cast<size_t>(plan.axis_m)]};
-  for (size_t i = 1; i < g.out_spatial.size(); ++i) canon.push_back(g.out_spatial[i]);
+  for (size_t i = 1; i < ns; ++i) canon.push_back(i + 1 == ns ? g.last_computed : g.out_spatial[i]);
   canon.push_back(blocks[static_cast<size_t>(plan.axis_n)]);
   std::string e = "jnp.reshape(acc_ref[...].astype(" + dtype + "), " + PyTuple(canon) + ")";
+  if (ns >= 2 && g.last_computed != g.out_spatial.back()) {
+    // Drop the positions computed past the last spatial dim (they read padding).
+    std::vector<std::string> idx(canon.size(), ":");
+    idx[ns] = ":" + std::to_string(g.out_spatial.back());
+    e += "[" + Join(idx) + "]";
+  }
   if (g.out_perm != Identity(g.out_perm.size())) e = "jax.lax.transpose(" + e + ", " + Ints(g.out_perm) + ")";
   return e;
 }

@@ -16,8 +16,10 @@
 namespace mk::codegen::pallas {
 
 // Lines (in the kernel function) assigning `lhs` ([batch, phases, Q.., C_in]) and `rhs`
-// ([taps, C_in, C_out]) from the convolution's operands.
-void EmitConvOperands(std::ostringstream& fn, int indent, const BlockPlan& plan, const Names& names);
+// ([taps, C_in, C_out]) from the convolution's operands; the image padded to ConvImageQ for the
+// block of rows in `blocks`.
+void EmitConvOperands(std::ostringstream& fn, int indent, const BlockPlan& plan,
+                      const std::vector<int64_t>& blocks, const Names& names);
 
 // The BlockSpecs of `lhs` and `rhs` over a grid of `num_axes` axes.
 std::vector<std::string> ConvOperandSpecs(const BlockPlan& plan, const std::vector<int64_t>& blocks,

@@ -126,7 +126,7 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
                            " of " + target.name);
   }
   std::vector<int64_t> steps;
-  for (size_t a = 0; a < plan.axes.size(); ++a) steps.push_back(plan.axes[a].extent / blocks[a]);
+  for (size_t a = 0; a < plan.axes.size(); ++a) steps.push_back(AxisSteps(plan.axes[a], blocks[a]));
   const size_t na = plan.axes.size();
   const std::string kid = std::to_string(k.id);
 
@@ -305,7 +305,7 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
                                     bk * bn * hlo::DTypeByteSize(rhs->shape.dtype()));
   }
   if (plan.conv) {
-    EmitConvOperands(fn, 4, plan, names);
+    EmitConvOperands(fn, 4, plan, blocks, names);
     call_args = {"lhs", "rhs"};
     in_specs = ConvOperandSpecs(plan, blocks, na);
     const int64_t bn = blocks[static_cast<size_t>(plan.axis_n)];
@@ -321,8 +321,9 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
     Assignment image(plan.geom.q.size() + 3, -1);
     image.front() = 0;
     image.back() = plan.axis_k;
+    const std::vector<int64_t> q = ConvImageQ(plan, blocks[static_cast<size_t>(plan.axis_m)]);
     std::vector<int64_t> image_block = {1, plan.geom.phases};
-    image_block.insert(image_block.end(), plan.geom.q.begin(), plan.geom.q.end());
+    image_block.insert(image_block.end(), q.begin(), q.end());
     image_block.push_back(bk);
     account(image_block, hlo::DTypeByteSize(plan.lhs_source->shape.dtype()), image, false);
     account({plan.geom.taps, bk, bn}, hlo::DTypeByteSize(plan.rhs_source->shape.dtype()),
