@@ -102,6 +102,8 @@ TEST(PallasConvTest, RaggedRowBlocksWithAResidualMatchTheInterpreter) {
   EXPECT_EQ(pallas[0].at("grid"), nlohmann::json({2, 2, 1, 1}));
   // 8 rows x 16 computed positions per step; the image padded to 2 x 8 + 2 rows, 16 + 2 wide.
   EXPECT_EQ(pallas[0].at("tpu_kernel_shape").at("mxu").at("m"), 8 * 16);
+  // Each tap's matmul is 4 channels deep, one MXU pass of 128 each: 9 passes, not one.
+  EXPECT_EQ(pallas[0].at("tpu_kernel_shape").at("mxu").at("k"), 9 * 128);
   EXPECT_NE(run.source.find("pl.BlockSpec((None, 1, 18, 18, 4)"), std::string::npos) << run.source;
 }
 

@@ -310,10 +310,13 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
     in_specs = ConvOperandSpecs(plan, blocks, na);
     const int64_t bn = blocks[static_cast<size_t>(plan.axis_n)];
     const int64_t bk = blocks[static_cast<size_t>(plan.axis_k)];
-    // One [M, bk] x [bk, bn] matmul per window tap: as one of depth taps * bk.
+    // One [M, bk] x [bk, bn] matmul per window tap: as one of depth taps * bk, each tap's bk
+    // padded to the MXU side (the model pads the whole depth once: 9 taps of 8 channels are 9
+    // MXU passes, not one).
+    const int64_t side = std::max<int64_t>(1, target.mxu_dim);
     shape.mxu_m = ConvBlockM(plan, blocks);
     shape.mxu_n = bn;
-    shape.mxu_k = bk * plan.geom.taps;
+    shape.mxu_k = (bk + side - 1) / side * side * plan.geom.taps;
     shape.mxu_bf16 = plan.lhs_source->shape.dtype() == hlo::DType::kBF16 &&
                      plan.rhs_source->shape.dtype() == hlo::DType::kBF16;
     // The input image of one batch element and bk channels, copied when the batch or the
