@@ -22,7 +22,7 @@ std::string Ints(const std::vector<int64_t>& v) {
 }  // namespace
 
 void EmitConvOperands(std::ostringstream& fn, int indent, const BlockPlan& plan,
-                      const std::vector<int64_t>& blocks, const Names& names) {
+                      const std::vector<int64_t>& blocks, int64_t tap_group, const Names& names) {
   const ConvGeometry& g = plan.geom;
   const size_t ns = g.q.size();
   // Padded further (past the output) to whole blocks of rows and the computed width.
@@ -58,11 +58,13 @@ void EmitConvOperands(std::ostringstream& fn, int indent, const BlockPlan& plan,
   // Kernel: [spatial.., C_in, C_out], the window taps merged.
   std::string w = names.Of(plan.rhs_source);
   if (g.kernel_perm != Identity(g.kernel_perm.size())) w = "jax.lax.transpose(" + w + ", " + Ints(g.kernel_perm) + ")";
-  Line(fn, indent, "rhs = jnp.reshape(" + w + ", " + PyTuple({g.taps, g.in_features, g.out_features}) + ")");
+  const std::vector<int64_t> rdims = tap_group > 1 ? std::vector<int64_t>{g.taps * g.in_features, g.out_features}
+                                                   : std::vector<int64_t>{g.taps, g.in_features, g.out_features};
+  Line(fn, indent, "rhs = jnp.reshape(" + w + ", " + PyTuple(rdims) + ")");
 }
 
 std::vector<std::string> ConvOperandSpecs(const BlockPlan& plan, const std::vector<int64_t>& blocks,
-                                          size_t num_axes) {
+                                          int64_t tap_group, size_t num_axes) {
   const ConvGeometry& g = plan.geom;
   std::vector<std::string> grid, lblock = {"None", std::to_string(g.phases)}, lidx = {"g0", "0"};
   for (size_t a = 0; a < num_axes; ++a) grid.push_back("g" + std::to_string(a));
@@ -77,12 +79,18 @@ std::vector<std::string> ConvOperandSpecs(const BlockPlan& plan, const std::vect
                                            std::to_string(blocks[static_cast<size_t>(plan.axis_k)]),
                                            std::to_string(blocks[static_cast<size_t>(plan.axis_n)])};
   const std::string lambda = "lambda " + Join(grid) + ": ";
+  if (tap_group > 1) {  // [taps x C_in, C_out], C_in one block
+    const std::vector<std::string> merged = {std::to_string(g.taps * blocks[static_cast<size_t>(plan.axis_k)]),
+                                             std::to_string(blocks[static_cast<size_t>(plan.axis_n)])};
+    return {"pl.BlockSpec(" + TupleOf(lblock) + ", " + lambda + TupleOf(lidx) + ")",
+            "pl.BlockSpec(" + TupleOf(merged) + ", " + lambda + TupleOf({k, n}) + ")"};
+  }
   return {"pl.BlockSpec(" + TupleOf(lblock) + ", " + lambda + TupleOf(lidx) + ")",
           "pl.BlockSpec(" + TupleOf(rblock) + ", " + lambda + TupleOf({"0", k, n}) + ")"};
 }
 
 Status EmitConvSteps(std::ostringstream& body, int indent, const BlockPlan& plan,
-                     const std::vector<int64_t>& blocks) {
+                     const std::vector<int64_t>& blocks, int64_t tap_group) {
   const ConvGeometry& g = plan.geom;
   const size_t ns = g.q.size();
   const int64_t rows = blocks[static_cast<size_t>(plan.axis_m)];
@@ -95,7 +103,11 @@ Status EmitConvSteps(std::ostringstream& body, int indent, const BlockPlan& plan
   Line(body, indent + 4, "acc_ref[...] = jnp.zeros(acc_ref.shape, jnp.float32)");
   Line(body, indent, "row0 = pl.program_id(" + std::to_string(plan.axis_m) + ") * " + std::to_string(rows));
   Line(body, indent, "acc = acc_ref[...]");
-  // Every tap, row-major over the window: its phase and its offset within the phase per dim.
+  // Every tap, row-major over the window: its phase and its offset within the phase per dim;
+  // its input rows as [M, bk].
+  const std::string m = std::to_string(ConvBlockM(plan, blocks));
+  const std::string precision = f32 ? "jax.lax.Precision.HIGHEST" : "None";
+  std::vector<std::string> rows_of_tap;
   std::vector<int64_t> t(ns, 0);
   for (int64_t tap = 0; tap < g.taps; ++tap) {
     int64_t phase = 0;
@@ -110,15 +122,29 @@ Status EmitConvSteps(std::ostringstream& body, int indent, const BlockPlan& plan
     }
     idx.insert(idx.begin(), std::to_string(phase));
     idx.push_back(":");
-    Line(body, indent, "x = jnp.reshape(lhs_ref[" + Join(idx) + "], (" + std::to_string(ConvBlockM(plan, blocks)) +
-                           ", " + std::to_string(bk) + "))");
-    Line(body, indent, "acc = acc + jax.lax.dot_general(x, rhs_ref[" + std::to_string(tap) +
-                           "], (((1,), (0,)), ((), ())), precision=" +
-                           std::string(f32 ? "jax.lax.Precision.HIGHEST" : "None") +
-                           ", preferred_element_type=jnp.float32)");
+    rows_of_tap.push_back("jnp.reshape(lhs_ref[" + Join(idx) + "], (" + m + ", " + std::to_string(bk) + "))");
     for (size_t i = ns; i-- > 0;) {  // next tap
       if (++t[i] < g.window[i]) break;
       t[i] = 0;
+    }
+  }
+  if (tap_group <= 1) {
+    for (int64_t tap = 0; tap < g.taps; ++tap) {
+      Line(body, indent, "x = " + rows_of_tap[static_cast<size_t>(tap)]);
+      Line(body, indent, "acc = acc + jax.lax.dot_general(x, rhs_ref[" + std::to_string(tap) +
+                             "], (((1,), (0,)), ((), ())), precision=" + precision +
+                             ", preferred_element_type=jnp.float32)");
+    }
+  } else {
+    // Groups of taps: their rows side by side along K, against the matching rows of the
+    // [taps x C_in, C_out] kernel block.
+    for (int64_t t0 = 0; t0 < g.taps; t0 += tap_group) {
+      const int64_t t1 = std::min(g.taps, t0 + tap_group);
+      std::vector<std::string> parts(rows_of_tap.begin() + t0, rows_of_tap.begin() + t1);
+      Line(body, indent, "x = " + (parts.size() == 1 ? parts[0] : "jnp.concatenate([" + Join(parts) + "], axis=1)"));
+      Line(body, indent, "acc = acc + jax.lax.dot_general(x, rhs_ref[" + std::to_string(t0 * bk) + ":" +
+                             std::to_string(t1 * bk) + ", :], (((1,), (0,)), ((), ())), precision=" +
+                             precision + ", preferred_element_type=jnp.float32)");
     }
   }
   Line(body, indent, "acc_ref[...] = acc");

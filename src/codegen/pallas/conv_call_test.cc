@@ -71,6 +71,8 @@ TEST(PallasConvTest, StridedPaddedConvWithBiasReluMatchesTheInterpreter) {
   EXPECT_EQ(shape.at("mxu").at("k"), 9 * 128);
   EXPECT_EQ(shape.at("grid_steps"), 12);
   EXPECT_NE(run.source.find("pltpu.VMEM((8, 128), jnp.float32)"), std::string::npos) << run.source;
+  // C_in in two blocks of 128: a matmul per tap, nothing merged.
+  EXPECT_EQ(run.source.find("jnp.concatenate(["), std::string::npos) << run.source;
 }
 
 // Output rows that no multiple of 8 divides (10 rows of an NCHW result, blocks of 8: the last
@@ -102,8 +104,11 @@ TEST(PallasConvTest, RaggedRowBlocksWithAResidualMatchTheInterpreter) {
   EXPECT_EQ(pallas[0].at("grid"), nlohmann::json({2, 2, 1, 1}));
   // 8 rows x 16 computed positions per step; the image padded to 2 x 8 + 2 rows, 16 + 2 wide.
   EXPECT_EQ(pallas[0].at("tpu_kernel_shape").at("mxu").at("m"), 8 * 16);
-  // Each tap's matmul is 4 channels deep, one MXU pass of 128 each: 9 passes, not one.
-  EXPECT_EQ(pallas[0].at("tpu_kernel_shape").at("mxu").at("k"), 9 * 128);
+  // 4 channels per tap: the 9 taps' rows are concatenated along K (36 deep), one MXU pass of
+  // 128, against the kernel passed as [9 x 4, 8].
+  EXPECT_EQ(pallas[0].at("tpu_kernel_shape").at("mxu").at("k"), 128);
+  EXPECT_NE(run.source.find("jnp.concatenate(["), std::string::npos) << run.source;
+  EXPECT_NE(run.source.find("pl.BlockSpec((36, 8)"), std::string::npos) << run.source;
   EXPECT_NE(run.source.find("pl.BlockSpec((None, 1, 18, 18, 4)"), std::string::npos) << run.source;
 }
 

@@ -171,6 +171,24 @@ std::vector<int64_t> ConvImageQ(const BlockPlan& plan, int64_t rows) {
   return q;
 }
 
+int64_t ConvTapGroup(const BlockPlan& plan, const std::vector<int64_t>& blocks, int64_t mxu_dim) {
+  const int64_t bk = blocks[static_cast<size_t>(plan.axis_k)];
+  if (bk != plan.geom.in_features || mxu_dim <= 0 || bk >= mxu_dim) return 1;
+  return std::max<int64_t>(1, std::min(plan.geom.taps, mxu_dim / bk));
+}
+
+int64_t ConvPaddedDepth(const BlockPlan& plan, const std::vector<int64_t>& blocks, int64_t mxu_dim) {
+  const int64_t bk = blocks[static_cast<size_t>(plan.axis_k)];
+  const int64_t group = ConvTapGroup(plan, blocks, mxu_dim);
+  const int64_t side = std::max<int64_t>(1, mxu_dim);
+  int64_t depth = 0;
+  for (int64_t t = 0; t < plan.geom.taps; t += group) {
+    const int64_t k = std::min(group, plan.geom.taps - t) * bk;
+    depth += (k + side - 1) / side * side;
+  }
+  return depth;
+}
+
 int64_t InitialConvRows(const BlockPlan& plan, const std::vector<int64_t>& legal, int64_t max_m) {
   int64_t best = legal.empty() ? 1 : legal.front();
   for (int64_t rows : legal) {
@@ -192,8 +210,14 @@ int64_t ConvVmemBytes(const BlockPlan& plan, const std::vector<int64_t>& blocks)
   total += 2 * TiledBytes({g.taps, bk, bn}, hlo::DTypeByteSize(plan.rhs_source->shape.dtype()));
   total += TiledBytes({m, bn}, 4);  // the accumulator (scratch)
   // Values of the body: the running sum and one tap's product ([M, bn] f32 each) and one tap's
-  // input rows ([M, bk]) live at once.
+  // input rows ([M, bk]) live at once. Narrow channels merge taps (ConvTapGroup, up to 256 deep:
+  // the widest MXU side): every merged tap's rows (each lane-padded) and their concatenation
+  // are live together (25k's 27 taps of 3 channels ran out of scoped VMEM counted as one).
   total += 2 * TiledBytes({m, bn}, 4) + TiledBytes({m, bk}, 4);
+  if (bk == g.in_features && bk < 256) {
+    const int64_t pieces = std::min<int64_t>(g.taps, 256 / bk);
+    total += pieces * TiledBytes({m, bk}, 4) + TiledBytes({m, std::min<int64_t>(256, g.taps * bk)}, 4);
+  }
   return total;
 }
 

@@ -36,4 +36,12 @@ std::vector<int64_t> ConvImageQ(const BlockPlan& plan, int64_t rows);
 int64_t InitialConvRows(const BlockPlan& plan, const std::vector<int64_t>& legal, int64_t max_m);
 constexpr int64_t kConvInitialMaxM = 1024;
 
+// Window taps merged into one matmul: when the input channels are one block (`bk` = C_in, a
+// single K step) narrower than the MXU's depth (`mxu_dim`), that many taps' input rows are
+// concatenated along K, so that a tap of 8 channels does not cost a whole MXU pass; else 1.
+int64_t ConvTapGroup(const BlockPlan& plan, const std::vector<int64_t>& blocks, int64_t mxu_dim);
+
+// The MXU depth a step pays: each group of taps' depth padded to the MXU side.
+int64_t ConvPaddedDepth(const BlockPlan& plan, const std::vector<int64_t>& blocks, int64_t mxu_dim);
+
 }  // namespace mk::codegen::pallas

@@ -175,7 +175,7 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
   }
   if (plan.conv) {
     MK_ASSIGN_OR_RETURN(dot_dtype, JnpDType(plan.conv->shape.dtype()));
-    MK_RETURN_IF_ERROR(EmitConvSteps(body, 4, plan, blocks));
+    MK_RETURN_IF_ERROR(EmitConvSteps(body, 4, plan, blocks, ConvTapGroup(plan, blocks, target.mxu_dim)));
     Line(body, 4, "@pl.when(pl.program_id(" + std::to_string(plan.axis_k) + ") == " +
                       std::to_string(steps[static_cast<size_t>(plan.axis_k)] - 1) + ")");
     Line(body, 4, "def _epilogue():");
@@ -305,18 +305,18 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
                                     bk * bn * hlo::DTypeByteSize(rhs->shape.dtype()));
   }
   if (plan.conv) {
-    EmitConvOperands(fn, 4, plan, blocks, names);
+    const int64_t tap_group = ConvTapGroup(plan, blocks, target.mxu_dim);
+    EmitConvOperands(fn, 4, plan, blocks, tap_group, names);
     call_args = {"lhs", "rhs"};
-    in_specs = ConvOperandSpecs(plan, blocks, na);
+    in_specs = ConvOperandSpecs(plan, blocks, tap_group, na);
     const int64_t bn = blocks[static_cast<size_t>(plan.axis_n)];
     const int64_t bk = blocks[static_cast<size_t>(plan.axis_k)];
-    // One [M, bk] x [bk, bn] matmul per window tap: as one of depth taps * bk, each tap's bk
-    // padded to the MXU side (the model pads the whole depth once: 9 taps of 8 channels are 9
-    // MXU passes, not one).
-    const int64_t side = std::max<int64_t>(1, target.mxu_dim);
+    // One [M, bk] x [bk, bn] matmul per window tap (or per group of taps merged along K): as
+    // one of the summed depths, each matmul's padded to the MXU side on its own (the model pads
+    // the whole depth once: 9 unmerged taps of 8 channels are 9 MXU passes, not one).
     shape.mxu_m = ConvBlockM(plan, blocks);
     shape.mxu_n = bn;
-    shape.mxu_k = (bk + side - 1) / side * side * plan.geom.taps;
+    shape.mxu_k = ConvPaddedDepth(plan, blocks, target.mxu_dim);
     shape.mxu_bf16 = plan.lhs_source->shape.dtype() == hlo::DType::kBF16 &&
                      plan.rhs_source->shape.dtype() == hlo::DType::kBF16;
     // The input image of one batch element and bk channels, copied when the batch or the
