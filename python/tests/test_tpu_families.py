@@ -109,6 +109,38 @@ def check_json(mk_bin, tmp_path, hlo_text, name, *extra):
     return r, module, env
 
 
+def test_a_grouped_gemm_on_other_group_sizes_runs_as_one_call_and_checks(mk_bin, tmp_path):
+    """14p (ragged dot) with group sizes other than its data file's: empty groups (including the
+    first and last), uneven sizes, and rows past their sum (which must be zero). Its grouped GEMM
+    runs as one pallas_call (family "grouped_gemm") that the gathers, the batched dot, the mask and
+    the scatter-add are fused into; checked in interpret mode and compiled for v5e by libtpu."""
+    import shutil
+    import numpy as np
+    task = tmp_path / "14p"
+    shutil.copytree(os.path.join(SUITE_DIR, "14p", "ci"), task / "ci")
+    shutil.copy(os.path.join(SUITE_DIR, "14p", "workload.py"), task / "workload.py")
+    np.save(task / "ci" / "data" / "group_sizes.npy", np.array([0, 37, 0, 0, 50, 3, 20, 0], np.int32))
+    env = dict(os.environ, MAXKERNEL_HOME=str(tmp_path), MAXKERNEL_PYTHON=sys.executable)
+    r = subprocess.run([mk_bin, "check", str(task / "ci"), "--target", "tpu-v5e", "--seeds", "1", "--json",
+                        "--no-glue-fallback"], env=env, capture_output=True, text=True, timeout=600)
+    assert r.stdout, r.stderr[-3000:]
+    report = json.loads(r.stdout)
+    assert report.get("status") == "passed", json.dumps(report)[:3000]
+    assert report["tpu"]["compile"]["ok"] is True
+    r = subprocess.run([mk_bin, "compile", str(task / "ci"), "--target", "tpu-v5e", "-o", str(tmp_path / "out")],
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    kernel_map = json.loads((tmp_path / "out" / "kernel_map.json").read_text())
+    grouped = [k for k in kernel_map["kernels"] if k["family"] == "grouped_gemm"]
+    assert len(grouped) == 1 and grouped[0]["runs"] == "pallas", kernel_map["kernels"]
+    fused = [k for k in kernel_map["kernels"] if k.get("fused_into") == grouped[0]["name"]]
+    assert any(op.startswith("dot") for k in fused for op in k["ops_in_pallas"]), fused
+    assert any(op.startswith("scatter") for op in grouped[0]["ops_in_pallas"]), grouped
+    # Every gather of a weight per visit is fused: none is left to run in glue.
+    weights_gathers = [op for k in fused for op in k["ops_in_pallas"] if op.startswith("jit__take_.9.gather")]
+    assert weights_gathers, fused
+
+
 def test_a_kernel_the_compiler_refuses_falls_back_to_glue_and_still_checks(mk_bin, tmp_path):
     r, module, env = check_json(mk_bin, tmp_path, REVERSE_LANES, "reverse_lanes")
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]

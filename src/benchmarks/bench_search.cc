@@ -1,6 +1,7 @@
 #include "benchmarks/bench_search.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -122,8 +123,84 @@ const std::vector<SearchKernelDef>& SearchKernels() {
         {"kc", {32, 256}},
         {"unroll_k", {1, 4}},
         {"fuse_epilogue", {0, 1}}}},
+      // The families the first three tables left out (issue 35, item 7). GEMM-like kernels on
+      // one thread, as above. Values are powers of two (or small counts) that every x86-64
+      // plan declares, so the tables can be built on any CPU model.
+      {"18k-conv",
+       "18k",
+       "convolution (implicit GEMM) with epilogue",
+       0,
+       {{"threads", {1}},
+        {"mr", {2, 4, 6, 8}},
+        {"nr", {16, 32, 48}},
+        {"kc", {16, 32, 64, 128}},
+        {"unroll_k", {1, 4}},
+        {"prefetch_ab", {0, 8}},
+        {"fuse_epilogue", {0, 1}}}},
+      // q.kT with its scale/mask epilogue: the first kernel of 1p's attention on CPU.
+      {"1p-attention-scores",
+       "1p",
+       "attention block",
+       1,
+       {{"threads", {1}},
+        {"mr", {2, 4, 6, 8}},
+        {"nr", {16, 32, 48}},
+        {"kc", {16, 32, 64, 128}},
+        {"unroll_k", {1, 4}},
+        {"prefetch_ab", {0, 8}},
+        {"fuse_epilogue", {0, 1}}}},
+      // The softmax after 50k's GEMM (row max, exp, row sum, divide in one row program): its
+      // whole declared space but the vector width (216 points: it has no more on AVX2).
+      {"50k-softmax",
+       "50k",
+       "softmax",
+       1,
+       {{"reduce_lanes", {1, 8, 16}},
+        {"row_fuse", {0, 1}},
+        {"threads", {1, 2}},
+        {"tile_inner", {0, 1024, 4096}},
+        {"unroll", {1, 2, 4}},
+        {"vectorize", {0, 1}}}},
+      // 11p's grouped matmul as the CPU runs it: one GEMM over the (row tile, group) visits.
+      {"11p-grouped-gemm",
+       "11p",
+       "grouped GEMM",
+       24,
+       {{"threads", {1}},
+        {"mr", {2, 4, 6, 8}},
+        {"nr", {16, 32, 48}},
+        {"kc", {16, 32, 64}},
+        {"mc", {16, 32, 64}},
+        {"unroll_k", {1, 4}},
+        {"prefetch_ab", {0, 8}}}},
+      // One of 17p's triangle-update GEMMs, whose operands are transposes of the pair tensor.
+      {"17p-transpose-gemm",
+       "17p",
+       "transpose-heavy",
+       4,
+       {{"threads", {1}},
+        {"mr", {2, 4, 8, 12}},
+        {"nr", {16, 32, 48}},
+        {"kc", {16, 32, 64, 128}},
+        {"loop_order", {0, 1}},
+        {"pack_b", {0, 1}},
+        {"unroll_k", {1, 4}}}},
   };
   return kernels;
+}
+
+std::string SearchTableFolder(const std::string& cpu_model, const std::string& isa_level) {
+  std::string slug;
+  for (char c : cpu_model + " " + isa_level) {
+    const bool keep = std::isalnum(static_cast<unsigned char>(c));
+    if (keep) {
+      slug += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!slug.empty() && slug.back() != '-') {
+      slug += '-';
+    }
+  }
+  while (!slug.empty() && slug.back() == '-') slug.pop_back();
+  return "bench/search/" + (slug.empty() ? std::string("unknown-cpu") : slug);
 }
 
 Result<SearchKernelDef> FindSearchKernel(const std::string& name) {
@@ -307,29 +384,7 @@ Status WriteTable(const SearchTable& t, const std::string& path) {
 
 }  // namespace
 
-Result<std::string> BuildSearchTable(const BuildTableOptions& o, agents::CpuEngine& engine,
-                                     const BenchProgress& progress) {
-  auto say = [&](const std::string& line) {
-    if (progress) progress(line);
-  };
-  MK_ASSIGN_OR_RETURN(SearchKernelDef def, FindSearchKernel(o.name));
-  if (!(o.min_time_s > 0)) return InvalidArgument("--min-time must be > 0 seconds");
-  JaxbenchOptions jo;
-  jo.scale = "ci";
-  jo.only = {def.task_id};
-  jo.tasks_dir = o.tasks_dir;
-  if (jo.tasks_dir.empty() && fs::exists(fs::path("bench/jaxbench") / def.task_id / "ci" / "task.yaml")) {
-    jo.tasks_dir = "bench/jaxbench";
-  }
-  MK_ASSIGN_OR_RETURN(std::vector<std::string> dirs, JaxbenchTaskDirs(jo, progress));
-  const std::string task_dir = fs::absolute(dirs[0]).lexically_normal().string();
-  MK_ASSIGN_OR_RETURN(task::LoadedTask loaded, task::LoadTaskWithModule(task_dir));
-  MK_RETURN_IF_ERROR(hlo::VerifyModule(*loaded.module));
-
-  agents::PlanRequest preq;
-  preq.module = loaded.module.get();
-  preq.target = engine.target();
-  MK_ASSIGN_OR_RETURN(agents::Plan plan, agents::RunPlanner(preq, engine.emitter()));
+Status CheckSubspace(const SearchKernelDef& def, const agents::Plan& plan) {
   if (def.kernel < 0 || static_cast<size_t>(def.kernel) >= plan.spaces.size()) {
     return InvalidArgument(def.name + ": the plan of " + def.task_id + " has " +
                            std::to_string(plan.spaces.size()) + " kernels, not kernel " +
@@ -355,7 +410,38 @@ Result<std::string> BuildSearchTable(const BuildTableOptions& o, agents::CpuEngi
     }
   }
 
+  return Status::Ok();
+}
+
+Result<std::string> BuildSearchTable(const BuildTableOptions& o, agents::CpuEngine& engine,
+                                     const BenchProgress& progress) {
+  auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  MK_ASSIGN_OR_RETURN(SearchKernelDef def, FindSearchKernel(o.name));
+  if (!(o.min_time_s > 0)) return InvalidArgument("--min-time must be > 0 seconds");
+  JaxbenchOptions jo;
+  jo.scale = "ci";
+  jo.only = {def.task_id};
+  jo.tasks_dir = o.tasks_dir;
+  if (jo.tasks_dir.empty() && fs::exists(fs::path("bench/jaxbench") / def.task_id / "ci" / "task.yaml")) {
+    jo.tasks_dir = "bench/jaxbench";
+  }
+  MK_ASSIGN_OR_RETURN(std::vector<std::string> dirs, JaxbenchTaskDirs(jo, progress));
+  const std::string task_dir = fs::absolute(dirs[0]).lexically_normal().string();
+  MK_ASSIGN_OR_RETURN(task::LoadedTask loaded, task::LoadTaskWithModule(task_dir));
+  MK_RETURN_IF_ERROR(hlo::VerifyModule(*loaded.module));
+
+  agents::PlanRequest preq;
+  preq.module = loaded.module.get();
+  preq.target = engine.target();
+  MK_ASSIGN_OR_RETURN(agents::Plan plan, agents::RunPlanner(preq, engine.emitter()));
+  MK_RETURN_IF_ERROR(CheckSubspace(def, plan));
+
   SearchTable t;
+  std::error_code mkdir_error;
+  fs::create_directories(o.out_dir, mkdir_error);
+  if (mkdir_error) return IoError("cannot create " + o.out_dir + ": " + mkdir_error.message());
   const std::string path = (fs::path(o.out_dir) / (def.name + ".json")).string();
   std::map<std::string, TablePoint> done;
   if (fs::exists(path)) {

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/engine.h"
+#include "agents/planner.h"
 #include "benchmarks/bench_gemm.h"
 #include "modes/search/lower_bound.h"
 #include "space/schedule.h"
@@ -81,15 +82,24 @@ nlohmann::json ToJson(const SearchTable& t);
 Result<SearchTable> SearchTableFromJson(const nlohmann::json& j, const std::string& origin);
 Result<SearchTable> LoadSearchTable(const std::string& path);
 
+// Where a CPU's tables live: bench/search/<cpu model and ISA level, lower-case, dashed>
+// ("bench/search/amd-epyc-avx2"). A replay is valid only on the CPU model a table was measured
+// on, so each CPU model's tables sit apart and a build on another one never overwrites them.
+std::string SearchTableFolder(const std::string& cpu_model, const std::string& isa_level);
+
 struct BuildTableOptions {
   std::string name;
-  std::string out_dir = "bench/search";
+  std::string out_dir = "bench/search";  // the CLI passes SearchTableFolder(this CPU)
   // DIR/<id>/ci/task.yaml; empty: bench/jaxbench when it holds the task, else the export cache.
   std::string tasks_dir;
   double min_time_s = 0.05;
   int test_seeds = 1;
   std::string note;  // recorded in the table (e.g. "measured on a loaded machine")
 };
+// Whether `plan` (the task's, on this CPU) declares the sub-space: the kernel exists and has
+// each parameter, and every value is in its domain. The error names what is not.
+Status CheckSubspace(const SearchKernelDef& def, const agents::Plan& plan);
+
 // Measures the table's missing points and writes it; returns the file's path.
 Result<std::string> BuildSearchTable(const BuildTableOptions& o, agents::CpuEngine& engine,
                                      const BenchProgress& progress);

@@ -1,4 +1,6 @@
 #include "benchmarks/bench_search.h"
+#include "task/task.h"
+#include "codegen/cpu/cpu_emitter.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -201,6 +203,15 @@ TEST(BenchSearch, ADamagedTableFileIsAClearError) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(BenchSearch, EachCpuModelsTablesHaveAFolderOfTheirOwn) {
+  EXPECT_EQ(SearchTableFolder("AMD EPYC", "avx2"), "bench/search/amd-epyc-avx2");
+  EXPECT_EQ(SearchTableFolder("Intel(R) Xeon(R) Processor", "avx512"),
+            "bench/search/intel-r-xeon-r-processor-avx512");
+  EXPECT_EQ(SearchTableFolder("../../etc", ""), "bench/search/etc");  // never leaves the folder
+  EXPECT_EQ(SearchTableFolder("", ""), "bench/search/unknown-cpu");
+  EXPECT_NE(SearchTableFolder("AMD EPYC", "avx2"), SearchTableFolder("AMD EPYC", "avx512"));
+}
+
 TEST(BenchSearch, TheBenchmarkKernelsAreWellFormed) {
   ASSERT_GE(SearchKernels().size(), 2u);
   for (const SearchKernelDef& d : SearchKernels()) {
@@ -218,6 +229,36 @@ TEST(BenchSearch, TheBenchmarkKernelsAreWellFormed) {
   EXPECT_FALSE(FindSearchKernel("no-such-kernel").ok());
 }
 
+// Every benchmark kernel's sub-space is declared by its task's plan on this CPU (the kernel, its
+// parameters, each value in the domain), so its table can be built here, whatever the CPU.
+TEST(BenchSearch, EveryBenchmarkKernelsSubspaceIsDeclaredByItsPlanHere) {
+  codegen::cpu::CpuEmitter emitter;
+  for (const SearchKernelDef& d : SearchKernels()) {
+    const std::string dir = std::string(MK_SOURCE_DIR) + "/bench/jaxbench/" + d.task_id + "/ci";
+    auto loaded = task::LoadTaskWithModule(dir);
+    ASSERT_TRUE(loaded.ok()) << d.name << ": " << loaded.status().ToString();
+    agents::PlanRequest req;
+    req.module = loaded->module.get();
+    req.target = target::HostCpu();
+    auto plan = agents::RunPlanner(req, emitter);
+    ASSERT_TRUE(plan.ok()) << d.name << ": " << plan.status().ToString();
+    EXPECT_TRUE(CheckSubspace(d, *plan).ok()) << CheckSubspace(d, *plan).message();
+  }
+  SearchKernelDef bad = SearchKernels().front();
+  bad.params.front().values = {3, 5, 7};
+  const std::string dir = std::string(MK_SOURCE_DIR) + "/bench/jaxbench/" + bad.task_id + "/ci";
+  auto loaded = task::LoadTaskWithModule(dir);
+  ASSERT_TRUE(loaded.ok());
+  agents::PlanRequest req;
+  req.module = loaded->module.get();
+  req.target = target::HostCpu();
+  auto plan = agents::RunPlanner(req, emitter);
+  ASSERT_TRUE(plan.ok());
+  const Status refused = CheckSubspace(bad, *plan);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("not in the declared domain"), std::string::npos) << refused.message();
+}
+
 // Item 3's proof by test: on the CPU model and ISA a committed table was measured on, the lower
 // bound is at most the measured time of every one of its points. Elsewhere the table says
 // nothing about this machine, and the test skips it.
@@ -226,7 +267,7 @@ TEST(BenchSearch, TheBoundIsAdmissibleOnEveryCommittedTableOfThisCpu) {
   const std::filesystem::path dir = std::filesystem::path(MK_SOURCE_DIR) / "bench" / "search";
   int checked = 0;
   std::vector<std::string> skipped;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
     if (entry.path().extension() != ".json") continue;
     auto t = LoadSearchTable(entry.path().string());
     ASSERT_TRUE(t.ok()) << t.status().message();

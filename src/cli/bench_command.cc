@@ -12,6 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -256,7 +257,7 @@ Result<int> RunSearchSuite(const BenchOptions& o) {
         "--suite search takes --build-table, --only, --tables, --seeds, --min-time, --note, "
         "--json, --write-json, --write-markdown");
   }
-  const std::string dir = o.tables.value_or("bench/search");
+  const target::Target host = target::HostCpu();
   auto progress = [](const std::string& line) {
     std::cerr << line << std::endl;  // progress: stderr, even with --json
   };
@@ -264,7 +265,7 @@ Result<int> RunSearchSuite(const BenchOptions& o) {
     if (!o.only) return InvalidArgument("--build-table needs --only NAME (one benchmark kernel)");
     bench::BuildTableOptions bo;
     bo.name = *o.only;
-    bo.out_dir = dir;
+    bo.out_dir = o.tables.value_or(bench::SearchTableFolder(host.model, host.isa_level));
     bo.tasks_dir = o.tasks.value_or("");
     bo.min_time_s = o.min_time;
     bo.note = o.note.value_or("");
@@ -274,18 +275,28 @@ Result<int> RunSearchSuite(const BenchOptions& o) {
     return kExitOk;
   }
   if (o.note) return InvalidArgument("--note applies to --build-table");
+  // Every table under the folder (each CPU model's sit in a folder of their own); those
+  // measured on another CPU model or ISA are named and left out: a replay is this CPU's.
+  const std::string dir = o.tables.value_or("bench/search");
   std::vector<bench::SearchTable> tables;
   std::vector<std::string> skipped;
+  std::set<std::string> other_cpus;
   std::error_code ec;
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().extension() == ".json") files.push_back(e.path());
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->path().extension() == ".json") files.push_back(it->path());
   }
   if (ec) return NotFound("--tables: cannot list " + dir + ": " + ec.message());
   std::sort(files.begin(), files.end());
   for (const fs::path& f : files) {
     if (o.only && f.stem().string() != *o.only) continue;
     MK_ASSIGN_OR_RETURN(bench::SearchTable t, bench::LoadSearchTable(f.string()));
+    if (t.cpu_model != host.model || t.isa_level != host.isa_level) {
+      other_cpus.insert(t.cpu_model + " (" + t.isa_level + ")");
+      skipped.push_back(f.string() + ": measured on " + t.cpu_model + " (" + t.isa_level + ")");
+      continue;
+    }
     if (!t.complete && !o.only) {
       // A table still being built: said, not replayed (--only NAME replays it or says why not).
       skipped.push_back(f.string() + ": incomplete (" + std::to_string(t.points.size()) + " of " +
@@ -295,10 +306,20 @@ Result<int> RunSearchSuite(const BenchOptions& o) {
     }
     tables.push_back(std::move(t));
   }
-  if (tables.empty()) return NotFound("no search table in " + dir + (o.only ? " named " + *o.only : ""));
+  if (tables.empty()) {
+    std::string others;
+    for (const std::string& c : other_cpus) others += (others.empty() ? "" : "; ") + c;
+    std::string names;
+    for (const auto& d : bench::SearchKernels()) names += (names.empty() ? "" : ", ") + d.name;
+    return NotFound("no complete search table in " + dir + (o.only ? " named " + *o.only : "") +
+                    " was measured on this CPU (" + host.model + ", " + host.isa_level + ")" +
+                    (others.empty() ? "" : "; the tables there are from: " + others) +
+                    ". Build this CPU's with `maxkernel bench --suite search --build-table --only "
+                    "NAME` (" + names + ")");
+  }
   bench::ReplayOptions ro;
   ro.seeds = o.seeds.value_or(5);
-  ro.host_cpu = target::HostCpu().model;
+  ro.host_cpu = host.model;
   MK_ASSIGN_OR_RETURN(json replay, bench::ReplaySearchTables(tables, ro));
   replay["date"] = bench::UtcNow();
   replay["skipped"] = skipped;

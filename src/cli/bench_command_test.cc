@@ -269,7 +269,8 @@ TEST(BenchCommandTest, SearchSuiteRefusesDamagedTablesWithTheFileName) {
   fs::create_directories(dir);
   Ran empty = RunMaxkernel({"bench", "--suite", "search", "--tables", dir.string()});
   EXPECT_EQ(empty.exit_code, 2);
-  EXPECT_NE(empty.err.find("no search table in " + dir.string()), std::string::npos) << empty.err;
+  EXPECT_NE(empty.err.find("no complete search table in " + dir.string()), std::string::npos) << empty.err;
+  EXPECT_NE(empty.err.find("--build-table --only NAME"), std::string::npos) << empty.err;
   std::ofstream(dir / "broken.json") << "{\"schema\": \"maxkernel.search_table/1\", \"name\": ";
   Ran broken = RunMaxkernel({"bench", "--suite", "search", "--tables", dir.string()});
   EXPECT_EQ(broken.exit_code, 2);

@@ -619,8 +619,9 @@ void RegisterOptimizeCommand(CLI::App& app, CommandResult& result) {
   s->command = "search";
   CLI::App* search = app.add_subcommand(
       "search",
-      "Search the decision graph of a task's kernels (their declared parameters) for the fastest "
-      "correct candidate, pruning with a roofline lower bound before anything is measured");
+      "Search the decision graph of a task (the planner's fusion choices, then the declared "
+      "parameters of the kernels they give) for the fastest correct candidate, pruning with a "
+      "roofline lower bound before anything is measured");
   AddRunOptions(search, s.get());
   search->add_option("--budget", s->max_iterations,
                      "Measurements the search may spend (default 20): the same count as "

@@ -97,23 +97,9 @@ AttentionSpace Domains(const AttentionMatch& m, const target::Target& target) {
     s.reason = "no key block is a whole number of pages";
     return s;
   }
-  const int64_t budget = VmemBudget(target);
-  while (AttentionVmem(m, s.bq.back(), s.bkv.back()) > budget) {
-    if (s.bq.size() > 1 && (s.bq.back() >= s.bkv.back() || s.bkv.size() == 1)) s.bq.pop_back();
-    else if (s.bkv.size() > 1) s.bkv.pop_back();
-    else {
-      s.reason = "its smallest blocks need " + std::to_string(AttentionVmem(m, s.bq.back(), s.bkv.back())) +
-                 " bytes of VMEM, over " + std::to_string(budget);
-      return s;
-    }
-  }
+  s.reason = FitBlocksToVmem({&s.bq, &s.bkv}, VmemBudget(target),
+                             [&](const std::vector<int64_t>& b) { return AttentionVmem(m, b[0], b[1]); });
   return s;
-}
-
-int64_t Initial(const std::vector<int64_t>& legal) {
-  int64_t best = legal.front();
-  for (int64_t b : legal) if (b <= 512) best = b;
-  return best;
 }
 
 const Instruction* AttentionDot(const analysis::Kernel& kernel, AttentionMatch* out) {
@@ -142,8 +128,8 @@ void AddAttentionSpace(const analysis::Kernel& kernel, const target::Target& tar
   if (!AttentionDot(kernel, &m)) return;
   AttentionSpace s = Domains(m, target);
   if (!s.reason.empty()) return;
-  space.params.push_back({"bq", s.bq, Initial(s.bq), "query rows per flash-attention block, a multiple of 8 or all of Sq"});
-  space.params.push_back({"bkv", s.bkv, Initial(s.bkv),
+  space.params.push_back({"bq", s.bq, InitialBlock(s.bq), "query rows per flash-attention block, a multiple of 8 or all of Sq"});
+  space.params.push_back({"bkv", s.bkv, InitialBlock(s.bkv),
                           "keys per flash-attention step, a multiple of 128 and of the MXU side, or all of Sk"});
 }
 
@@ -167,8 +153,8 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
   const analysis::Kernel& anchor = plan.kernels[pa.anchor];
   AttentionSpace dom = Domains(m, target);
   if (!dom.reason.empty()) return InvalidArgument("flash attention in " + anchor.name + ": " + dom.reason);
-  const int64_t bq = schedule.Get("bq", Initial(dom.bq));
-  const int64_t bkv = schedule.Get("bkv", Initial(dom.bkv));
+  const int64_t bq = schedule.Get("bq", InitialBlock(dom.bq));
+  const int64_t bkv = schedule.Get("bkv", InitialBlock(dom.bkv));
   if (std::find(dom.bq.begin(), dom.bq.end(), bq) == dom.bq.end() ||
       std::find(dom.bkv.begin(), dom.bkv.end(), bkv) == dom.bkv.end()) {
     return InvalidArgument("flash attention in " + anchor.name + ": blocks bq=" + std::to_string(bq) +

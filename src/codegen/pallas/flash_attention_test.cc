@@ -19,6 +19,7 @@ namespace {
 using testing::EmitAndRun;
 using testing::KernelsRunning;
 using testing::Parse;
+using testing::SuiteTask;
 
 // The kernel map's flash-attention entries.
 std::vector<nlohmann::json> AttentionKernels(const nlohmann::json& map) {
@@ -27,16 +28,6 @@ std::vector<nlohmann::json> AttentionKernels(const nlohmann::json& map) {
     if (k.at("family") == "attention") out.push_back(k);
   }
   return out;
-}
-
-std::unique_ptr<hlo::Module> SuiteTask(const std::string& id) {
-  const auto path = std::filesystem::path(MK_SOURCE_DIR) / "bench" / "jaxbench" / id / "ci" / "module.hlo";
-  auto parsed = hlo::ParseModuleFile(path.string());
-  EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
-  if (!parsed.ok()) return nullptr;
-  auto m = hlo::InlineCalls(**parsed);
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  return m.ok() ? std::move(*m) : nullptr;
 }
 
 struct SuiteCase {

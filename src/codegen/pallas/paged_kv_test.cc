@@ -19,16 +19,7 @@ namespace {
 
 using testing::EmitAndRun;
 using testing::Parse;
-
-std::unique_ptr<hlo::Module> SuiteTask(const std::string& id) {
-  const auto path = std::filesystem::path(MK_SOURCE_DIR) / "bench" / "jaxbench" / id / "ci" / "module.hlo";
-  auto parsed = hlo::ParseModuleFile(path.string());
-  EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
-  if (!parsed.ok()) return nullptr;
-  auto m = hlo::InlineCalls(**parsed);
-  EXPECT_TRUE(m.ok()) << m.status().ToString();
-  return m.ok() ? std::move(*m) : nullptr;
-}
+using testing::SuiteTask;
 
 nlohmann::json EmitMap(const analysis::FusionPlan& plan, const std::map<std::string, int64_t>& blocks = {}) {
   const target::Target t = testing::TpuV5e();

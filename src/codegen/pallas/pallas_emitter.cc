@@ -7,6 +7,7 @@
 
 #include "codegen/pallas/block_plan.h"
 #include "codegen/pallas/flash_attention_call.h"
+#include "codegen/pallas/grouped_gemm_call.h"
 #include "codegen/pallas/jnp_ops.h"
 #include "codegen/pallas/pallas_call.h"
 #include "codegen/pallas/pallas_space.h"
@@ -37,6 +38,7 @@ space::KernelSpace PallasEmitter::SpaceFor(const analysis::Kernel& kernel,
                                            const target::Target& target) const {
   space::KernelSpace s = Decide(kernel, target).space;
   AddAttentionSpace(kernel, target, s);
+  AddGroupedGemmSpace(kernel, target, s);
   return s;
 }
 
@@ -81,11 +83,44 @@ Result<Implementation> PallasEmitter::Emit(const analysis::FusionPlan& plan,
     return fallback(k) >= (split_anchors.count(index) ? 2 : 1);
   };
   std::map<size_t, const PlannedAttention*> replaced;
+  std::set<size_t> attention_kernels;
   for (const auto& pa : attention.found) {
     for (size_t k : pa.kernels) replaced[k] = &pa;
+    attention_kernels.insert(pa.kernels.begin(), pa.kernels.end());
+  }
+  // Grouped GEMMs (per-visit gathers, batched dot, mask, scatter-add) become one call at the
+  // scatter's kernel (grouped_gemm.h). One whose call the compiler refused is emitted kernel by
+  // kernel (its anchor, the scatter, is glue then).
+  GroupedGemmScan grouped = FindGroupedGemm(plan, attention_kernels);
+  std::erase_if(grouped.found, [&](const PlannedGroupedGemm& pg) {
+    if (std::string why = GroupedGemmDoesNotFit(pg.match, target); !why.empty()) {
+      grouped.refused.push_back("%" + pg.match.scatter->name + ": " + why);
+      return true;
+    }
+    if (fallback(plan.kernels[pg.anchor]) == 0) return false;
+    split_anchors.insert(pg.anchor);
+    return true;
+  });
+  std::map<size_t, const PlannedGroupedGemm*> replaced_gmm;
+  for (const auto& pg : grouped.found) {
+    for (size_t k : pg.kernels) replaced_gmm[k] = &pg;
   }
   for (const analysis::Kernel& k : plan.kernels) {
     const size_t index = static_cast<size_t>(&k - plan.kernels.data());
+    if (auto it = replaced_gmm.find(index); it != replaced_gmm.end()) {
+      const PlannedGroupedGemm& pg = *it->second;
+      if (index != pg.anchor) {
+        map_kernels.push_back(GroupedGemmFusedEntry(k, plan.kernels[pg.anchor], pg));
+        ++fused_count;
+        continue;
+      }
+      MK_ASSIGN_OR_RETURN(KernelText t, EmitGroupedGemmKernel(plan, pg, candidate.For(static_cast<size_t>(k.id)),
+                                                              target, names));
+      ++pallas_count;
+      kernels << t.text << "\n\n";
+      map_kernels.push_back(t.map);
+      continue;
+    }
     if (auto it = replaced.find(index); it != replaced.end()) {
       const PlannedAttention& pa = *it->second;
       if (index != pa.anchor) {
@@ -143,6 +178,11 @@ Result<Implementation> PallasEmitter::Emit(const analysis::FusionPlan& plan,
       kin = it->second->inputs;
       kout = it->second->outputs;
     }
+    if (auto it = replaced_gmm.find(static_cast<size_t>(&k - plan.kernels.data())); it != replaced_gmm.end()) {
+      if (static_cast<size_t>(&k - plan.kernels.data()) != it->second->anchor) continue;
+      kin = it->second->inputs;
+      kout = it->second->outputs;
+    }
     for (const Instruction* i : kin) ins.push_back(names.Of(i));
     for (const Instruction* o : kout) outs.push_back(names.Of(o));
     Line(wl, 4, TupleOf(outs) + " = kernel_" + std::to_string(k.id) + "(" + Join(ins) + ")");
@@ -185,6 +225,7 @@ Result<Implementation> PallasEmitter::Emit(const analysis::FusionPlan& plan,
                         {"glue_kernels", static_cast<int>(plan.kernels.size()) - pallas_count - fused_count},
                         {"kernels", map_kernels}};
   if (!attention.refused.empty()) map["attention_refused"] = attention.refused;
+  if (!grouped.refused.empty()) map["grouped_gemm_refused"] = grouped.refused;
   impl.sources.push_back(
       {"kernel_map.json", map.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"});
   std::string key;

@@ -19,15 +19,6 @@ const char* ParamDoc(const std::string& name) {
   return "rows per grid step; each step computes its rows whole";
 }
 
-// The analytical choice: the largest legal block up to 512 (an MXU-friendly tile that keeps
-// several grid steps for the pipeline), else the smallest legal one.
-int64_t InitialBlock(const std::vector<int64_t>& legal) {
-  int64_t best = legal.front();
-  for (int64_t b : legal) {
-    if (b <= 512) best = b;
-  }
-  return best;
-}
 
 }  // namespace
 
@@ -48,30 +39,14 @@ KernelDecision Decide(const analysis::Kernel& kernel, const target::Target& targ
     }
     domains.push_back(std::move(legal));
   }
-  const int64_t budget = VmemBudget(target);
-  auto largest = [&] {
-    std::vector<int64_t> b;
-    for (const auto& dom : domains) b.push_back(dom.back());
-    return b;
-  };
-  while (VmemBytes(d.plan, largest()) > budget) {
-    // Shrink the axis with the largest block that still has a smaller one.
-    int pick = -1;
-    for (size_t a = 0; a < domains.size(); ++a) {
-      if (domains[a].size() > 1 && (pick < 0 || domains[a].back() > domains[static_cast<size_t>(pick)].back())) {
-        pick = static_cast<int>(a);
-      }
-    }
-    if (pick < 0) {
-      std::vector<int64_t> smallest;
-      for (const auto& dom : domains) smallest.push_back(dom.front());
-      d.plan.pallas = false;
-      d.plan.glue_reason = "its smallest legal blocks need " +
-                           std::to_string(VmemBytes(d.plan, smallest)) + " bytes of VMEM, over " +
-                           std::to_string(budget);
-      return d;
-    }
-    domains[static_cast<size_t>(pick)].pop_back();
+  std::vector<std::vector<int64_t>*> cut;
+  for (auto& dom : domains) cut.push_back(&dom);
+  const std::string too_big = FitBlocksToVmem(
+      cut, VmemBudget(target), [&](const std::vector<int64_t>& blocks) { return VmemBytes(d.plan, blocks); });
+  if (!too_big.empty()) {
+    d.plan.pallas = false;
+    d.plan.glue_reason = too_big;
+    return d;
   }
   for (size_t a = 0; a < d.plan.axes.size(); ++a) {
     const auto& ax = d.plan.axes[a];
@@ -82,6 +57,37 @@ KernelDecision Decide(const analysis::Kernel& kernel, const target::Target& targ
     d.space.params.push_back({ax.param, domains[a], initial, ParamDoc(ax.param)});
   }
   return d;
+}
+
+std::string FitBlocksToVmem(const std::vector<std::vector<int64_t>*>& domains, int64_t budget,
+                            const std::function<int64_t(const std::vector<int64_t>&)>& vmem) {
+  auto largest = [&] {
+    std::vector<int64_t> b;
+    for (const auto* dom : domains) b.push_back(dom->back());
+    return b;
+  };
+  while (vmem(largest()) > budget) {
+    std::vector<int64_t>* pick = nullptr;
+    for (auto* dom : domains) {
+      if (dom->size() > 1 && (pick == nullptr || dom->back() > pick->back())) pick = dom;
+    }
+    if (pick == nullptr) {
+      return "its smallest legal blocks need " + std::to_string(vmem(largest())) +
+             " bytes of VMEM, over " + std::to_string(budget);
+    }
+    pick->pop_back();
+  }
+  return "";
+}
+
+// The analytical choice: the largest legal block up to 512 (an MXU-friendly tile that keeps
+// several grid steps for the pipeline), else the smallest legal one.
+int64_t InitialBlock(const std::vector<int64_t>& legal) {
+  int64_t best = legal.front();
+  for (int64_t b : legal) {
+    if (b <= 512) best = b;
+  }
+  return best;
 }
 
 }  // namespace mk::codegen::pallas

@@ -7,6 +7,7 @@
 // the space (the largest values are dropped until the largest combination fits).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,16 @@ struct KernelDecision {
 int64_t VmemBudget(const target::Target& target);
 
 KernelDecision Decide(const analysis::Kernel& kernel, const target::Target& target);
+
+// Block domains (each ascending) cut until their largest blocks together fit `budget` by
+// `vmem(blocks)`: each round drops the largest block of an axis that still has a smaller one
+// (the first such axis on a tie). "" when they fit; else why even the smallest legal blocks do
+// not.
+std::string FitBlocksToVmem(const std::vector<std::vector<int64_t>*>& domains, int64_t budget,
+                            const std::function<int64_t(const std::vector<int64_t>&)>& vmem);
+
+// The analytical initial block of a domain (ascending): its largest value up to 512 (an
+// MXU-friendly tile that keeps several grid steps for the pipeline), else its smallest.
+int64_t InitialBlock(const std::vector<int64_t>& legal);
 
 }  // namespace mk::codegen::pallas

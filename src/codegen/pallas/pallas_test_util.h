@@ -16,6 +16,7 @@
 #include "analysis/fusion_plan.h"
 #include "codegen/cpu/test_harness.h"
 #include "codegen/pallas/pallas_emitter.h"
+#include "hlo/call_inliner.h"
 #include "hlo/literal_npy.h"
 #include "hlo/parser.h"
 #include "interp/interpreter.h"
@@ -61,6 +62,17 @@ inline std::unique_ptr<hlo::Module> Parse(const std::string& text) {
 
 // Initial schedules, with `overrides` (parameter -> value) applied to every kernel that has the
 // parameter.
+// A suite workload's ci module (bench/jaxbench/<id>/ci), calls inlined as the planner sees it.
+inline std::unique_ptr<hlo::Module> SuiteTask(const std::string& id) {
+  const auto path = std::filesystem::path(MK_SOURCE_DIR) / "bench" / "jaxbench" / id / "ci" / "module.hlo";
+  auto parsed = hlo::ParseModuleFile(path.string());
+  EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+  if (!parsed.ok()) return nullptr;
+  auto m = hlo::InlineCalls(**parsed);
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
 inline space::Candidate CandidateFor(const analysis::FusionPlan& plan, const target::Target& t,
                                      const std::map<std::string, int64_t>& overrides = {}) {
   PallasEmitter e;

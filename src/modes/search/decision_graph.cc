@@ -57,6 +57,7 @@ DecisionGraph::Variant DecisionGraph::MakeVariant(PlanVariant plan) {
                        [s](int a, int b) { return std::abs(a - s) < std::abs(b - s); });
       v.child_order.push_back(std::move(idx));
       v.size = SatMul(v.size, d.values.size());
+      v.size_approx *= static_cast<double>(d.values.size());
     }
   }
   return v;
@@ -372,6 +373,22 @@ uint64_t DecisionGraph::Completions(const Node& n) const {
   return total;
 }
 
+double DecisionGraph::CompletionsApprox(const Node& n) const {
+  if (n.size() < fusion_.size()) {
+    double total = 0;
+    for (int v : VariantsUnder(n)) total += variants_[static_cast<size_t>(v)].size_approx;
+    return total;
+  }
+  const uint32_t mask = MaskOf(n);
+  if (!Canonical(mask)) return 0;
+  const Variant& v = variants_[static_cast<size_t>(variant_of_[mask])];
+  double total = 1;
+  for (size_t i = n.size() - fusion_.size(); i < v.decisions.size(); ++i) {
+    total *= static_cast<double>(Domain(v, v.decisions[i]).values.size());
+  }
+  return total;
+}
+
 nlohmann::json DecisionGraph::ToJson() const {
   const Variant& planner = variants_[static_cast<size_t>(variant_of_[0])];
   auto id_of = [](const Variant& v, int k) {
@@ -407,7 +424,8 @@ nlohmann::json DecisionGraph::ToJson() const {
     }
     variants.push_back({{"fusion", variants_[v].plan.fusion},
                         {"kernels", kernels},
-                        {"space_size", variants_[v].size}});
+                        {"space_size", variants_[v].size},
+                        {"space_size_approx", variants_[v].size_approx}});
   }
   return {{"fusion", fusion},         {"variants", variants},
           {"decisions", decisions},   {"constraints", constraints},

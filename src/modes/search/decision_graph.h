@@ -116,6 +116,10 @@ class DecisionGraph {
   // Complete points below `n` (saturating at 2^62).
   uint64_t Completions(const Node& n) const;
   uint64_t SpaceSize() const { return Completions({}); }
+  // The same counts as doubles (exact to 2^53, then approximate, never saturating): a fusion
+  // variant with many kernels passes 2^62 points, and shares of the space need the real size.
+  double CompletionsApprox(const Node& n) const;
+  double SpaceSizeApprox() const { return CompletionsApprox({}); }
 
   // {"fusion": [{key, planner_fuses, description}], "variants": [{fusion, kernels, space_size}],
   //  "decisions": [{kernel, kernel_id, param, values, start}] (the planner's variant's),
@@ -140,6 +144,7 @@ class DecisionGraph {
     std::vector<std::vector<int>> child_order;
     uint32_t mask = 0;  // its canonical fusion assignment
     uint64_t size = 1;  // its points
+    double size_approx = 1;
   };
   static Variant MakeVariant(PlanVariant plan);
   const space::ParamDomain& Domain(const Variant& v, const Decision& d) const;

@@ -207,6 +207,23 @@ TEST(FusionGraphTest, TheVariantsOfARealModuleImplement) {
     }
   }
   EXPECT_GE(variants_seen.size(), 2u);
+  // What a search proposes first implements, with the fusion decisions or without.
+  for (int decisions : {0, 2}) {
+    SearchOptions so;
+    so.fusion_decisions = decisions;
+    so.use_model = false;
+    auto search = SearchPlan(*plan, so, 1, std::nullopt, &*fusion);
+    ASSERT_TRUE(search.ok()) << search.status().ToString();
+    for (int i = 0; i < 3; ++i) {
+      std::optional<space::Candidate> c = (*search)->Next();
+      ASSERT_TRUE(c.has_value());
+      auto p = fusion->replan(c->fusion);
+      ASSERT_TRUE(p.ok());
+      auto impl = agents::RunImplementer(*p, *c, emitter);
+      EXPECT_TRUE(impl.ok()) << decisions << " " << CandidateKey(*c) << ": " << impl.status().ToString();
+      (*search)->Record(*c, 1.0);
+    }
+  }
 }
 
 }  // namespace

@@ -66,10 +66,12 @@ class GraphSearch final : public Proposer {
   // {"algorithm", "space_size", "decisions", "proposed", "expanded", "frontier",
   //  "fusion_decisions": [{key, planner_fuses, description}],
   //  "variants": [{fusion, kernels (ids), space_size}] (the plans the fusion decisions give),
-  //  "pruned_points", "pruned_share", "pruned_by": [{"decision", "points"}], "dropped_points",
+  //  "pruned_points" (saturating at 2^62), "space_size_approx", "pruned_share" (from
+  //  unsaturated counts), "pruned_by": [{"decision", "points"}], "dropped_points",
   //  "best_s", "generations" (evolutionary; 0 otherwise), "predicted": 0, "model": null,
   //  "admissibility": {"checked", "violations": [{"bound_s", "measured_s", "candidate"}], "ok",
-  //                    "median_bound_over_measured"}}
+  //                    "median_bound_over_measured", "bound_scale" (1, or what the bound was
+  //                    scaled by after a violation, so that pruning stays sound)}}
   nlohmann::json Stats() const override;
 
   // The model this run trained on its own measurements (to persist; model_store.h); null
@@ -138,8 +140,11 @@ class GraphSearch final : public Proposer {
   bool start_offered_ = false;  // astar and beam with a prior: the start was proposed first
   std::set<std::string> tried_;
   std::optional<double> best_s_;
+  // 1, or the least measured/bound ratio once a measurement came in under its bound (PruneLimit).
+  double bound_scale_ = 1.0;
   uint64_t proposed_ = 0, expanded_ = 0;
   uint64_t pruned_points_ = 0, dropped_points_ = 0;
+  double pruned_weight_ = 0;  // pruned_points_ unsaturated (DecisionGraph::CompletionsApprox)
   std::map<std::string, uint64_t> pruned_by_;
   std::set<Node> illegal_;  // the nodes PruneIllegal counted
   std::vector<std::pair<Node, std::string>> explored_;

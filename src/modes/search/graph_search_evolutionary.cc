@@ -30,7 +30,8 @@ void GraphSearch::PrunePoint(const Node& n) {
       break;
     }
   }
-  ++pruned_points_;
+  pruned_points_ = std::min(pruned_points_ + 1, uint64_t{1} << 62);
+  pruned_weight_ += 1;
   ++pruned_by_[reason];
 }
 

@@ -156,6 +156,27 @@ TEST(GraphSearchTest, AMeasurementBelowTheBoundIsAnAdmissibilityViolation) {
   EXPECT_FALSE(a["ok"].get<bool>());
   ASSERT_EQ(a["violations"].size(), 1u);
   EXPECT_DOUBLE_EQ(a["violations"][0]["bound_s"].get<double>(), 1.1);
+  EXPECT_DOUBLE_EQ(a["bound_scale"].get<double>(), 0.5 / 1.1);
+}
+
+// Peaks that are wrong for the machine (a probe taken under load) put every bound above what
+// is measured. The search must not then prune the space on them: it scales the bound down to
+// the measurements, so the walk goes on where it would with a bound that fits the machine.
+TEST(GraphSearchTest, AfterAViolationTheBoundIsScaledToTheMeasurementsAndKeepsPruningSound) {
+  GraphSearch s = Make(Algorithm::kAstar);
+  const LowerBound bound = Bound();
+  int proposed = 0;
+  while (auto c = s.Next()) {
+    ++proposed;
+    s.Record(*c, TimeOf(*c, bound) / 3);  // every point 3x faster than the model allows
+  }
+  // As with a bound that fits (AstarProposesTheStartFirst...): kernel 0 on one thread is
+  // still ruled out, the other 24 points are measured, not pruned by the wrong peaks.
+  EXPECT_EQ(proposed, 24);
+  const nlohmann::json st = s.Stats();
+  EXPECT_FALSE(st["admissibility"]["ok"].get<bool>());
+  EXPECT_NEAR(st["admissibility"]["bound_scale"].get<double>(), 1.2 / 3, 1e-9);  // TimeOf: 1.2 x bound
+  EXPECT_LE(st["pruned_share"].get<double>(), 1.0);
 }
 
 TEST(GraphSearchTest, EveryAlgorithmCoversASmallSpaceOnceAndSkipsWhatWasRecorded) {

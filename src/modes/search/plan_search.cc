@@ -157,6 +157,7 @@ Result<std::unique_ptr<GraphSearch>> SearchPlan(const agents::Plan& plan, const 
     for (const auto& k : plan.kernels) weights.push_back(k.lower_bound_s);
     space::Candidate start = StartPoint(plan, options.analytical_init);
     start.fusion = plan.fusion_choices;
+    start.kernel_ids.clear();
     for (const auto& k : plan.kernels) start.kernel_ids.push_back(k.key);
     DecisionGraph graph(plan.spaces, weights, start);
     auto search = std::make_unique<GraphSearch>(std::move(graph), BoundOfPlan(plan), options, seed);
