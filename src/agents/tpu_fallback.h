@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,17 +38,31 @@ struct TpuBuilt {
   BuildOutcome build;          // the last build: ok, or the refusal nothing could fall back from
   std::vector<GlueFallback> fallbacks;
   int builds = 0;              // whole-module compiles it took
+  bool stopped_by_time = false;  // refused kernels were left in Pallas: the time cap was reached
 };
 nlohmann::json ToJson(const TpuBuilt& b);
 
+// The wall time the fallback may spend in all its builds together. Each round is a
+// whole-module compile and, when it fails, a per-kernel compile (each up to 600 s in the
+// runner), so four rounds of a module libtpu is slow on could run over an hour: 25k's bench
+// module ran more than 25 minutes before it was stopped (session 26).
+inline constexpr double kGlueFallbackMaxSeconds = 1200;
+
 // Emits `candidate` for `plan` and builds it with `runner`, falling back as above for at most
-// `max_rounds` rebuilds. An error only when emission fails or the toolchain is unusable; a
-// module that still does not compile is a TpuBuilt whose build is not ok.
+// `max_rounds` rebuilds, and no further round once the time spent plus the last round's would
+// pass `max_seconds`: the last build's message then says where it stopped and why. `clock`
+// gives seconds (a steady clock when empty; tests pass their own). An error only when
+// emission fails or the toolchain is unusable; a module that still does not compile is a
+// TpuBuilt whose build is not ok.
 Result<TpuBuilt> BuildWithGlueFallback(TpuRunner& runner, const analysis::FusionPlan& plan,
-                                       space::Candidate candidate, int max_rounds = 4);
+                                       space::Candidate candidate, int max_rounds = 4,
+                                       double max_seconds = kGlueFallbackMaxSeconds,
+                                       const std::function<double()>& clock = {});
 
 // The planner's initial candidate of `module` (as TpuRunner::Lower), built with the fallback.
 Result<TpuBuilt> LowerAndBuildWithGlueFallback(TpuRunner& runner, const hlo::Module& module,
-                                               int max_rounds = 4);
+                                               int max_rounds = 4,
+                                               double max_seconds = kGlueFallbackMaxSeconds,
+                                               const std::function<double()>& clock = {});
 
 }  // namespace mk::agents

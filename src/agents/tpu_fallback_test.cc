@@ -86,5 +86,39 @@ TEST(TpuFallbackTest, AKernelTheRealCompilerRefusesFallsBackToGlueAndTheModuleCo
   EXPECT_EQ(runner.compiles(), 2);
 }
 
+// The time cap: a clock that says the first round took an hour stops the fallback before a
+// second round, and the build's message says so; with time to spare the same module falls back
+// and compiles (above). Needs libtpu (the refusal is the real compiler's).
+TEST(TpuFallbackTest, TheFallbackStopsBeforeARoundThatWouldPassItsTimeCap) {
+  auto m = hlo::ParseModule(kReverseLanes, "reverse_lanes.hlo");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  auto tpu = target::TargetByName("tpu-v5e");
+  ASSERT_TRUE(tpu.ok());
+  TpuRunner runner(*tpu);
+  double t = 0;
+  auto clock = [&t] {
+    const double now = t;
+    t += 1800;  // every reading half an hour later: the first round "took" an hour
+    return now;
+  };
+  Result<TpuBuilt> built = LowerAndBuildWithGlueFallback(runner, **m, 4, 1200, clock);
+  if (!built.ok() && built.status().code() == ErrorCode::kEnvironment) {
+    GTEST_SKIP() << "no TPU toolchain: " << built.status().ToString();
+  }
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  EXPECT_FALSE(built->build.ok);
+  EXPECT_TRUE(built->stopped_by_time);
+  EXPECT_EQ(built->builds, 1);
+  EXPECT_TRUE(built->fallbacks.empty());
+  EXPECT_NE(built->build.message.find("the glue fallback stopped after 1 build(s)"), std::string::npos)
+      << built->build.message;
+  EXPECT_NE(built->build.message.find("cap of 1200 s, so 1 refused kernel(s) did not fall back"),
+            std::string::npos)
+      << built->build.message;
+  // The refusal itself is still in the message.
+  EXPECT_NE(built->build.message.find("kernel_0"), std::string::npos) << built->build.message;
+  EXPECT_TRUE(ToJson(*built).at("stopped_by_time").get<bool>());
+}
+
 }  // namespace
 }  // namespace mk::agents

@@ -139,7 +139,11 @@ Result<std::vector<TpuBenchRow>> RunTpuBench(const TpuBenchOptions& o, const Ben
           res.compile_error = FirstLine(built.status().message());
         } else {
           res.compiled = built->build.ok;
-          if (!built->build.ok) res.compile_error = FirstLine(built->build.message);
+          if (!built->build.ok) {
+            // A fallback stopped by its time cap says so first (its note ends the message).
+            res.compile_error = (built->stopped_by_time ? "glue fallback stopped at its time cap: " : "") +
+                                FirstLine(built->build.message);
+          }
         }
       }
       Result<agents::TpuModelledTime> t = agents::ModelTpuImplementation(*impl, tpus[g]);

@@ -522,7 +522,7 @@ std::vector<int64_t> LegalBlocks(const GridAxis& axis) {
   std::vector<int64_t> out;
   if (axis.param.empty()) return {1};
   for (int64_t b = axis.align; b < axis.extent; b += axis.align) {
-    if (axis.extent % b == 0) out.push_back(b);
+    if (axis.ragged || axis.extent % b == 0) out.push_back(b);
   }
   out.push_back(axis.extent);
   return out;
@@ -568,6 +568,10 @@ int64_t VmemBytes(const BlockPlan& plan, const std::vector<int64_t>& blocks) {
   return total;
 }
 
+int64_t AxisSteps(const GridAxis& axis, int64_t block) {
+  return block > 0 ? (axis.extent + block - 1) / block : 1;
+}
+
 Result<std::vector<int64_t>> AxisBlocks(const BlockPlan& plan, const space::Schedule& schedule) {
   std::vector<int64_t> blocks;
   for (const auto& ax : plan.axes) {
@@ -579,8 +583,8 @@ Result<std::vector<int64_t>> AxisBlocks(const BlockPlan& plan, const space::Sche
     const int64_t b = schedule.Get(ax.param, legal.front());
     if (std::find(legal.begin(), legal.end(), b) == legal.end()) {
       return InvalidArgument("block " + ax.param + "=" + std::to_string(b) +
-                             " is not legal: it must divide " + std::to_string(ax.extent) +
-                             " and be a multiple of " + std::to_string(ax.align) +
+                             " is not legal: it must " + std::string(ax.ragged ? "be below " : "divide ") +
+                             std::to_string(ax.extent) + " and be a multiple of " + std::to_string(ax.align) +
                              " (or the whole dimension)");
     }
     blocks.push_back(b);

@@ -31,6 +31,11 @@ struct GridAxis {
   int64_t extent = 1;       // elements along it
   int64_t align = 1;        // a block must be a multiple of this, or the whole extent
   bool arbitrary = false;   // "arbitrary" semantics (a contraction's K); else "parallel"
+  // Blocks need not divide the extent: the grid has ceil(extent / block) steps and the last
+  // block is partial (Pallas drops its out-of-range writes). Only where the body never reads
+  // past the arrays for it (a convolution's output rows: its input image is padded to whole
+  // blocks in glue).
+  bool ragged = false;
 };
 
 // A convolution as an implicit GEMM (conv_plan.cc). The input is brought, in glue, to
@@ -49,6 +54,11 @@ struct ConvGeometry {
   std::vector<int64_t> out_spatial;  // per spatial dim: output extent
   int64_t batch = 1, in_features = 1, out_features = 1, phases = 1, taps = 1;
   std::vector<int64_t> out_perm;     // [1, out spatial.., C_out] block -> the result's dim order
+  // Output positions computed along the last spatial dim when there are two or more: the
+  // extent rounded up to a whole sublane tile, so that a tap's [rows, .., W, bk] slice merges
+  // into the matmul's [M, bk] without a relayout (the extra positions read padding and are
+  // dropped from the result block).
+  int64_t last_computed = 1;
 };
 
 struct BlockPlan {
@@ -117,8 +127,8 @@ std::string CheckOutputsCoverAxes(const BlockPlan& plan);
 // Bytes of one block in VMEM, its last two dims padded to whole (8,128) tiles.
 int64_t TiledBytes(std::vector<int64_t> block, int64_t elem_bytes);
 
-// The legal block sizes of `axis`: divisors of its extent that are multiples of its alignment,
-// and the whole extent; ascending.
+// The legal block sizes of `axis`: divisors of its extent that are multiples of its alignment
+// (every multiple below the extent for a ragged axis), and the whole extent; ascending.
 std::vector<int64_t> LegalBlocks(const GridAxis& axis);
 
 // The block dims of an array of `dims` under `assign`, with `blocks` per axis.
@@ -128,6 +138,9 @@ std::vector<int64_t> BlockDims(const std::vector<int64_t>& dims, const Assignmen
 // VMEM the call holds with these blocks: every block twice (double buffering), each padded to
 // whole (8,128) tiles, plus the f32 accumulator of a contraction.
 int64_t VmemBytes(const BlockPlan& plan, const std::vector<int64_t>& blocks);
+
+// Grid steps along `axis` with blocks of `block`: ceil(extent / block).
+int64_t AxisSteps(const GridAxis& axis, int64_t block);
 
 // The block size of each axis under `schedule` (a parameter it lacks: the axis's first legal
 // block; a value that is not legal: an InvalidArgument naming it).

@@ -16,17 +16,21 @@
 namespace mk::codegen::pallas {
 
 // Lines (in the kernel function) assigning `lhs` ([batch, phases, Q.., C_in]) and `rhs`
-// ([taps, C_in, C_out]) from the convolution's operands.
-void EmitConvOperands(std::ostringstream& fn, int indent, const BlockPlan& plan, const Names& names);
+// ([taps, C_in, C_out]) from the convolution's operands; the image padded to ConvImageQ for the
+// block of rows in `blocks`.
+// With taps merged (`tap_group` > 1, ConvTapGroup) the kernel is passed as [taps x C_in, C_out].
+void EmitConvOperands(std::ostringstream& fn, int indent, const BlockPlan& plan,
+                      const std::vector<int64_t>& blocks, int64_t tap_group, const Names& names);
 
 // The BlockSpecs of `lhs` and `rhs` over a grid of `num_axes` axes.
 std::vector<std::string> ConvOperandSpecs(const BlockPlan& plan, const std::vector<int64_t>& blocks,
-                                          size_t num_axes);
+                                          int64_t tap_group, size_t num_axes);
 
 // Body lines of every step: the accumulator zeroed at the first C_in step, then one matmul per
-// window tap of the rows this step's output block reads.
+// window tap of the rows this step's output block reads (per group of `tap_group` taps, their
+// rows concatenated along K, when it is > 1).
 Status EmitConvSteps(std::ostringstream& body, int indent, const BlockPlan& plan,
-                     const std::vector<int64_t>& blocks);
+                     const std::vector<int64_t>& blocks, int64_t tap_group);
 
 // The expression of the convolution's result block from `acc_ref`, cast to `dtype` and in the
 // result's dim order.

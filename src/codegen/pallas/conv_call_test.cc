@@ -5,7 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "codegen/pallas/conv_plan.h"
+#include "codegen/pallas/pallas_emitter.h"
 #include "codegen/pallas/pallas_space.h"
+#include "target/target.h"
+#include "task/bridge.h"
 #include "codegen/pallas/pallas_test_util.h"
 
 namespace mk::codegen::pallas {
@@ -56,13 +63,122 @@ TEST(PallasConvTest, StridedPaddedConvWithBiasReluMatchesTheInterpreter) {
     relu_inside |= op == "out";
   }
   EXPECT_TRUE(conv_inside && relu_inside) << k.dump(2);
-  // Per step: one output row of 5 positions, 9 taps of a 128-deep slice of C_in.
+  // Per step: one output row of 5 positions computed as 8 (a whole sublane tile, so the tap's
+  // rows merge into the matmul's M without a relayout), 9 taps of a 128-deep slice of C_in.
   const auto& shape = k.at("tpu_kernel_shape");
-  EXPECT_EQ(shape.at("mxu").at("m"), 5);
+  EXPECT_EQ(shape.at("mxu").at("m"), 8);
   EXPECT_EQ(shape.at("mxu").at("n"), 128);
   EXPECT_EQ(shape.at("mxu").at("k"), 9 * 128);
   EXPECT_EQ(shape.at("grid_steps"), 12);
-  EXPECT_NE(run.source.find("pltpu.VMEM((5, 128), jnp.float32)"), std::string::npos) << run.source;
+  EXPECT_NE(run.source.find("pltpu.VMEM((8, 128), jnp.float32)"), std::string::npos) << run.source;
+  // C_in in two blocks of 128: a matmul per tap, nothing merged.
+  EXPECT_EQ(run.source.find("jnp.concatenate(["), std::string::npos) << run.source;
+}
+
+// Output rows that no multiple of 8 divides (10 rows of an NCHW result, blocks of 8: the last
+// block has 2 rows), a width that is no whole sublane tile (10, computed as 16), and an
+// epilogue that reads a residual blocked like the output: the last block's residual rows past
+// the array are never read into a written row, and its extra output rows are dropped.
+constexpr char kRaggedRowsResidual[] = R"(
+HloModule conv_ragged_rows
+ENTRY main {
+  x = f32[2,4,12,12] parameter(0)
+  w = f32[8,4,3,3] parameter(1)
+  r = f32[2,8,10,10] parameter(2)
+  c = f32[2,8,10,10] convolution(x, w), window={size=3x3}, dim_labels=bf01_oi01->bf01
+  ROOT out = f32[2,8,10,10] add(c, r)
+}
+)";
+
+TEST(PallasConvTest, RaggedRowBlocksWithAResidualMatchTheInterpreter) {
+  MK_SKIP_WITHOUT_JAX();
+  auto m = Parse(kRaggedRowsResidual);
+  ASSERT_NE(m, nullptr);
+  auto run = EmitAndRun(*m, 31, {{"block_rows", 8}});
+  ASSERT_TRUE(run.report.value("ok", false)) << run.report.dump() << "\n" << run.source;
+  EXPECT_TRUE(run.report.at("races").empty());
+  EXPECT_TRUE(cpu::testing::OutputsNear(run.outputs, run.expected, 1e-4));
+  auto pallas = KernelsRunning(run.kernel_map, "pallas");
+  ASSERT_EQ(pallas.size(), 1u) << run.kernel_map.dump(2);
+  // (batch, ceil(10 / 8) row blocks, C_out, C_in).
+  EXPECT_EQ(pallas[0].at("grid"), nlohmann::json({2, 2, 1, 1}));
+  // 8 rows x 16 computed positions per step; the image padded to 2 x 8 + 2 rows, 16 + 2 wide.
+  EXPECT_EQ(pallas[0].at("tpu_kernel_shape").at("mxu").at("m"), 8 * 16);
+  // 4 channels per tap: the 9 taps' rows are concatenated along K (36 deep), one MXU pass of
+  // 128, against the kernel passed as [9 x 4, 8].
+  EXPECT_EQ(pallas[0].at("tpu_kernel_shape").at("mxu").at("k"), 128);
+  EXPECT_NE(run.source.find("jnp.concatenate(["), std::string::npos) << run.source;
+  EXPECT_NE(run.source.find("pl.BlockSpec((36, 8)"), std::string::npos) << run.source;
+  EXPECT_NE(run.source.find("pl.BlockSpec((None, 1, 18, 18, 4)"), std::string::npos) << run.source;
+}
+
+// The suite's bench-scale 3x3 convolution (18k, 22k, 34k: 62x62 output rows, which no multiple
+// of 8 divides): the initial schedule blocks the rows so that a step's matmul is at most
+// kConvInitialMaxM rows, instead of one whole image per step. That whole-image body took
+// libtpu 387 s to compile for v5e (session 27); blocks of 16 rows compile in seconds.
+constexpr char kBenchScaleConv[] = R"(
+HloModule bench_conv
+ENTRY main {
+  x = f32[8,64,64,64] parameter(0)
+  w = f32[128,64,3,3] parameter(1)
+  ROOT c = f32[8,128,62,62] convolution(x, w), window={size=3x3}, dim_labels=bf01_oi01->bf01
+}
+)";
+
+TEST(PallasConvTest, TheInitialScheduleBlocksABenchScaleImageByRows) {
+  auto m = Parse(kBenchScaleConv);
+  ASSERT_NE(m, nullptr);
+  auto plan = analysis::PlanFusion(*m);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const auto t = target::TargetByName("tpu-v5e");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const KernelDecision d = Decide(plan->kernels[0], *t);
+  ASSERT_TRUE(d.plan.pallas) << d.plan.glue_reason;
+  ASSERT_EQ(d.space.params[0].name, "block_rows");
+  // Every multiple of 8 below 62, and 62.
+  EXPECT_EQ(d.space.params[0].values, (std::vector<int64_t>{8, 16, 24, 32, 40, 48, 56, 62}));
+  const int64_t rows = d.space.params[0].initial;
+  EXPECT_EQ(rows, 16);  // 16 rows x 64 computed positions = 1024
+  auto impl = PallasEmitter().Emit(*plan, testing::CandidateFor(*plan, *t), *t);
+  ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+  const auto map = nlohmann::json::parse(impl->sources[1].text);
+  const auto& k = map.at("kernels").at(0);
+  EXPECT_EQ(k.at("runs"), "pallas");
+  EXPECT_EQ(k.at("grid"), nlohmann::json({8, 4, 1, 1}));
+  EXPECT_LE(k.at("tpu_kernel_shape").at("mxu").at("m").get<int64_t>(), kConvInitialMaxM);
+  // The image: 4 blocks x 16 rows + 2, 64 computed positions + 2.
+  EXPECT_NE(impl->sources[0].text.find("pl.BlockSpec((None, 1, 66, 66, 64)"), std::string::npos)
+      << impl->sources[0].text;
+}
+
+// That bench-scale convolution, emitted with its initial schedule, compiled by libtpu for v5e
+// and v6e (compile-only). Skipped without libtpu.
+TEST(PallasConvTest, TheBenchScaleConvCompilesForV5eAndV6e) {
+  MK_SKIP_WITHOUT_JAX();
+  auto m = Parse(kBenchScaleConv);
+  ASSERT_NE(m, nullptr);
+  auto plan = analysis::PlanFusion(*m);
+  ASSERT_TRUE(plan.ok());
+  for (const std::string gen : {"v5e", "v6e"}) {
+    SCOPED_TRACE(gen);
+    const auto t = target::TargetByName("tpu-" + gen);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    auto impl = PallasEmitter().Emit(*plan, testing::CandidateFor(*plan, *t), *t);
+    ASSERT_TRUE(impl.ok()) << impl.status().ToString();
+    const std::string dir = cpu::testing::MakeTempDir("mk-conv-compile");
+    std::ofstream(dir + "/kernel.py") << impl->sources[0].text;
+    // The whole-image kernel this replaces ran 387 s here; 120 s bounds a regression to it.
+    auto r = task::RunBridge({"pallas-compile", "--module", dir + "/kernel.py", "--generation", gen, "--json"}, 120);
+    std::filesystem::remove_all(dir);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    if (r->exit_code != 0 && r->err.find("libtpu is not installed") != std::string::npos) {
+      GTEST_SKIP() << r->err;
+    }
+    ASSERT_FALSE(r->timed_out) << "libtpu took over 120 s on the bench-scale convolution";
+    ASSERT_EQ(r->exit_code, 0) << r->err;
+    const auto j = nlohmann::json::parse(r->out);
+    EXPECT_TRUE(j.value("ok", false)) << j.dump() << "\n" << impl->sources[0].text;
+  }
 }
 
 // NCHW as JAX exports it (bf01_oi01->bf01), the layout of the suite's convolutions.

@@ -78,6 +78,12 @@ BlockPlan ConvolutionPlan(const analysis::Kernel& kernel) {
       return Glue(ConvName(*conv) + ": its kernel's spatial dims do not match its window");
     }
   }
+  g.last_computed = g.out_spatial.back();
+  if (ns >= 2) {
+    // A sublane tile holds 8 rows of 32-bit values, 16 of 16-bit ones.
+    const int64_t tile = 32 / std::max<int64_t>(1, hlo::DTypeByteSize(in->shape.dtype()));
+    g.last_computed = (g.last_computed + tile - 1) / tile * tile;
+  }
   // The result block [1, rows, other spatial.., bn] in canonical order, transposed to the
   // result's dim order.
   g.out_perm.assign(static_cast<size_t>(conv->shape.rank()), 0);
@@ -87,7 +93,11 @@ BlockPlan ConvolutionPlan(const analysis::Kernel& kernel) {
 
   plan.axes.push_back({"", g.batch, 1, false});
   plan.axis_m = 1;
-  plan.axes.push_back({"block_rows", g.out_spatial[0], 1, false});
+  // Output rows need not divide evenly: the image is padded in glue to whole blocks of rows,
+  // and the last block's extra rows are computed from that padding and never written. A
+  // divisor-only domain left an extent like 62 or 126 (no divisor a multiple of 8) one
+  // whole-image block per step, whose unrolled body took libtpu minutes to compile.
+  plan.axes.push_back({"block_rows", g.out_spatial[0], 1, false, /*ragged=*/true});
   plan.axis_n = 2;
   plan.axes.push_back({"bn", g.out_features, 1, false});
   plan.axis_k = 3;
@@ -137,21 +147,77 @@ BlockPlan ConvolutionPlan(const analysis::Kernel& kernel) {
 }
 
 int64_t ConvBlockM(const BlockPlan& plan, const std::vector<int64_t>& blocks) {
-  int64_t m = blocks[static_cast<size_t>(plan.axis_m)];
-  for (size_t i = 1; i < plan.geom.out_spatial.size(); ++i) m *= plan.geom.out_spatial[i];
+  return ConvRowsM(plan, blocks[static_cast<size_t>(plan.axis_m)]);
+}
+
+int64_t ConvRowsM(const BlockPlan& plan, int64_t rows) {
+  const ConvGeometry& g = plan.geom;
+  int64_t m = rows;
+  for (size_t i = 1; i < g.out_spatial.size(); ++i) {
+    m *= i + 1 == g.out_spatial.size() ? g.last_computed : g.out_spatial[i];
+  }
   return m;
+}
+
+std::vector<int64_t> ConvImageQ(const BlockPlan& plan, int64_t rows) {
+  const ConvGeometry& g = plan.geom;
+  std::vector<int64_t> q = g.q;
+  const size_t ns = q.size();
+  if (ns == 0 || rows < 1) return q;
+  // q - out_spatial: the furthest a tap reaches past its output position, in phase positions.
+  const int64_t blocks = (g.out_spatial[0] + rows - 1) / rows;
+  q[0] = blocks * rows + (g.q[0] - g.out_spatial[0]);
+  if (ns >= 2) q[ns - 1] = g.last_computed + (g.q[ns - 1] - g.out_spatial[ns - 1]);
+  return q;
+}
+
+int64_t ConvTapGroup(const BlockPlan& plan, const std::vector<int64_t>& blocks, int64_t mxu_dim) {
+  const int64_t bk = blocks[static_cast<size_t>(plan.axis_k)];
+  if (bk != plan.geom.in_features || mxu_dim <= 0 || bk >= mxu_dim) return 1;
+  return std::max<int64_t>(1, std::min(plan.geom.taps, mxu_dim / bk));
+}
+
+int64_t ConvPaddedDepth(const BlockPlan& plan, const std::vector<int64_t>& blocks, int64_t mxu_dim) {
+  const int64_t bk = blocks[static_cast<size_t>(plan.axis_k)];
+  const int64_t group = ConvTapGroup(plan, blocks, mxu_dim);
+  const int64_t side = std::max<int64_t>(1, mxu_dim);
+  int64_t depth = 0;
+  for (int64_t t = 0; t < plan.geom.taps; t += group) {
+    const int64_t k = std::min(group, plan.geom.taps - t) * bk;
+    depth += (k + side - 1) / side * side;
+  }
+  return depth;
+}
+
+int64_t InitialConvRows(const BlockPlan& plan, const std::vector<int64_t>& legal, int64_t max_m) {
+  int64_t best = legal.empty() ? 1 : legal.front();
+  for (int64_t rows : legal) {
+    if (ConvRowsM(plan, rows) <= max_m) best = rows;
+  }
+  return best;
 }
 
 int64_t ConvVmemBytes(const BlockPlan& plan, const std::vector<int64_t>& blocks) {
   const ConvGeometry& g = plan.geom;
   const int64_t bn = blocks[static_cast<size_t>(plan.axis_n)];
   const int64_t bk = blocks[static_cast<size_t>(plan.axis_k)];
+  const int64_t m = ConvBlockM(plan, blocks);
+  const std::vector<int64_t> q = ConvImageQ(plan, blocks[static_cast<size_t>(plan.axis_m)]);
   std::vector<int64_t> image = {g.phases};
-  image.insert(image.end(), g.q.begin(), g.q.end());
+  image.insert(image.end(), q.begin(), q.end());
   image.push_back(bk);
   int64_t total = 2 * TiledBytes(image, hlo::DTypeByteSize(plan.lhs_source->shape.dtype()));
   total += 2 * TiledBytes({g.taps, bk, bn}, hlo::DTypeByteSize(plan.rhs_source->shape.dtype()));
-  total += TiledBytes({ConvBlockM(plan, blocks), bn}, 4);
+  total += TiledBytes({m, bn}, 4);  // the accumulator (scratch)
+  // Values of the body: the running sum and one tap's product ([M, bn] f32 each) and one tap's
+  // input rows ([M, bk]) live at once. Narrow channels merge taps (ConvTapGroup, up to 256 deep:
+  // the widest MXU side): every merged tap's rows (each lane-padded) and their concatenation
+  // are live together (25k's 27 taps of 3 channels ran out of scoped VMEM counted as one).
+  total += 2 * TiledBytes({m, bn}, 4) + TiledBytes({m, bk}, 4);
+  if (bk == g.in_features && bk < 256) {
+    const int64_t pieces = std::min<int64_t>(g.taps, 256 / bk);
+    total += pieces * TiledBytes({m, bk}, 4) + TiledBytes({m, std::min<int64_t>(256, g.taps * bk)}, 4);
+  }
   return total;
 }
 

@@ -126,7 +126,7 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
                            " of " + target.name);
   }
   std::vector<int64_t> steps;
-  for (size_t a = 0; a < plan.axes.size(); ++a) steps.push_back(plan.axes[a].extent / blocks[a]);
+  for (size_t a = 0; a < plan.axes.size(); ++a) steps.push_back(AxisSteps(plan.axes[a], blocks[a]));
   const size_t na = plan.axes.size();
   const std::string kid = std::to_string(k.id);
 
@@ -175,7 +175,7 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
   }
   if (plan.conv) {
     MK_ASSIGN_OR_RETURN(dot_dtype, JnpDType(plan.conv->shape.dtype()));
-    MK_RETURN_IF_ERROR(EmitConvSteps(body, 4, plan, blocks));
+    MK_RETURN_IF_ERROR(EmitConvSteps(body, 4, plan, blocks, ConvTapGroup(plan, blocks, target.mxu_dim)));
     Line(body, 4, "@pl.when(pl.program_id(" + std::to_string(plan.axis_k) + ") == " +
                       std::to_string(steps[static_cast<size_t>(plan.axis_k)] - 1) + ")");
     Line(body, 4, "def _epilogue():");
@@ -305,15 +305,18 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
                                     bk * bn * hlo::DTypeByteSize(rhs->shape.dtype()));
   }
   if (plan.conv) {
-    EmitConvOperands(fn, 4, plan, names);
+    const int64_t tap_group = ConvTapGroup(plan, blocks, target.mxu_dim);
+    EmitConvOperands(fn, 4, plan, blocks, tap_group, names);
     call_args = {"lhs", "rhs"};
-    in_specs = ConvOperandSpecs(plan, blocks, na);
+    in_specs = ConvOperandSpecs(plan, blocks, tap_group, na);
     const int64_t bn = blocks[static_cast<size_t>(plan.axis_n)];
     const int64_t bk = blocks[static_cast<size_t>(plan.axis_k)];
-    // One [M, bk] x [bk, bn] matmul per window tap: as one of depth taps * bk.
+    // One [M, bk] x [bk, bn] matmul per window tap (or per group of taps merged along K): as
+    // one of the summed depths, each matmul's padded to the MXU side on its own (the model pads
+    // the whole depth once: 9 unmerged taps of 8 channels are 9 MXU passes, not one).
     shape.mxu_m = ConvBlockM(plan, blocks);
     shape.mxu_n = bn;
-    shape.mxu_k = bk * plan.geom.taps;
+    shape.mxu_k = ConvPaddedDepth(plan, blocks, target.mxu_dim);
     shape.mxu_bf16 = plan.lhs_source->shape.dtype() == hlo::DType::kBF16 &&
                      plan.rhs_source->shape.dtype() == hlo::DType::kBF16;
     // The input image of one batch element and bk channels, copied when the batch or the
@@ -321,8 +324,9 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
     Assignment image(plan.geom.q.size() + 3, -1);
     image.front() = 0;
     image.back() = plan.axis_k;
+    const std::vector<int64_t> q = ConvImageQ(plan, blocks[static_cast<size_t>(plan.axis_m)]);
     std::vector<int64_t> image_block = {1, plan.geom.phases};
-    image_block.insert(image_block.end(), plan.geom.q.begin(), plan.geom.q.end());
+    image_block.insert(image_block.end(), q.begin(), q.end());
     image_block.push_back(bk);
     account(image_block, hlo::DTypeByteSize(plan.lhs_source->shape.dtype()), image, false);
     account({plan.geom.taps, bk, bn}, hlo::DTypeByteSize(plan.rhs_source->shape.dtype()),

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "codegen/pallas/conv_plan.h"
+
 namespace mk::codegen::pallas {
 
 int64_t VmemBudget(const target::Target& target) {
@@ -49,7 +51,10 @@ KernelDecision Decide(const analysis::Kernel& kernel, const target::Target& targ
   for (size_t a = 0; a < d.plan.axes.size(); ++a) {
     const auto& ax = d.plan.axes[a];
     if (ax.param.empty()) continue;
-    d.space.params.push_back({ax.param, domains[a], InitialBlock(domains[a]), ParamDoc(ax.param)});
+    const int64_t initial = d.plan.conv && static_cast<int>(a) == d.plan.axis_m
+                                ? InitialConvRows(d.plan, domains[a], kConvInitialMaxM)
+                                : InitialBlock(domains[a]);
+    d.space.params.push_back({ax.param, domains[a], initial, ParamDoc(ax.param)});
   }
   return d;
 }
