@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "codegen/pallas/jnp_ops.h"
+#include "codegen/pallas/block_plan.h"
 #include "codegen/pallas/pallas_space.h"
 #include "target/tpu_perf_model.h"
 
@@ -16,8 +17,6 @@ namespace {
 
 int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// Bytes of a [rows, cols] block in VMEM, padded to whole (8,128) tiles.
-int64_t Tiled(int64_t rows, int64_t cols, int64_t elem) { return RoundUp(rows, 8) * RoundUp(cols, 128) * elem; }
 
 int64_t Bytes(const Instruction* i) { return hlo::DTypeByteSize(i->shape.dtype()); }
 
@@ -49,21 +48,21 @@ int64_t PagesPerStep(const PagedKv& p, int64_t bkv) { return bkv / p.page; }
 // VMEM of one k/v block of `bkv` keys and `cols` values: one block, or its pages (each padded to
 // whole tiles) plus the block the body concatenates them into.
 int64_t KvBlockVmem(const std::optional<PagedKv>& p, int64_t bkv, int64_t cols, int64_t elem, int64_t* copy) {
-  if (!p) return Tiled(bkv, cols, elem);
-  *copy += Tiled(bkv, cols, elem);
-  return PagesPerStep(*p, bkv) * Tiled(p->page, cols, elem);
+  if (!p) return TiledBytes({bkv, cols}, elem);
+  *copy += TiledBytes({bkv, cols}, elem);
+  return PagesPerStep(*p, bkv) * TiledBytes({p->page, cols}, elem);
 }
 
 // VMEM at blocks (bq, bkv): every block twice (double buffering), the scratch, and the f32
 // score and probability blocks the body holds.
 int64_t AttentionVmem(const AttentionMatch& m, int64_t bq, int64_t bkv) {
   int64_t copies = 0;
-  int64_t t = 2 * (Tiled(bq, m.d, Bytes(m.q)) + KvBlockVmem(m.k_paged, bkv, m.d, Bytes(m.k), &copies) +
-                   KvBlockVmem(m.v_paged, bkv, m.dv, Bytes(m.v), &copies) + Tiled(bq, m.dv, Bytes(m.pv)));
+  int64_t t = 2 * (TiledBytes({bq, m.d}, Bytes(m.q)) + KvBlockVmem(m.k_paged, bkv, m.d, Bytes(m.k), &copies) +
+                   KvBlockVmem(m.v_paged, bkv, m.dv, Bytes(m.v), &copies) + TiledBytes({bq, m.dv}, Bytes(m.pv)));
   t += copies;
-  for (const Instruction* s : ArraySides(m)) t += 2 * Tiled(bq, bkv, Bytes(s));
-  t += 2 * Tiled(bq, 1, 4) + Tiled(bq, m.dv, 4);  // m, l, acc
-  t += 2 * Tiled(bq, bkv, 4);                       // s and p
+  for (const Instruction* s : ArraySides(m)) t += 2 * TiledBytes({bq, bkv}, Bytes(s));
+  t += 2 * TiledBytes({bq, 1}, 4) + TiledBytes({bq, m.dv}, 4);  // m, l, acc
+  t += 2 * TiledBytes({bq, bkv}, 4);                       // s and p
   return t;
 }
 

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "codegen/pallas/jnp_ops.h"
+#include "codegen/pallas/block_plan.h"
 #include "codegen/pallas/pallas_space.h"
 #include "target/tpu_perf_model.h"
 
@@ -14,11 +15,6 @@ using hlo::Opcode;
 
 namespace {
 
-int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
-// Bytes of a [rows, cols] block in VMEM, padded to whole (8,128) tiles.
-int64_t Tiled(int64_t rows, int64_t cols, int64_t elem) { return RoundUp(rows, 8) * RoundUp(cols, 128) * elem; }
-
 int64_t Bytes(const Instruction* i) { return hlo::DTypeByteSize(i->shape.dtype()); }
 
 // What the call writes: the absorbed convert's type, else the scatter's (f32).
@@ -27,10 +23,10 @@ const Instruction* OutValue(const GroupedGemmMatch& m) { return m.out_convert ? 
 // VMEM at blocks (bn, bk): the row tile, weight, mask and output blocks twice (double
 // buffering), the f32 tile accumulator and the f32 product block the body holds.
 int64_t GroupedVmem(const GroupedGemmMatch& m, int64_t bn, int64_t bk) {
-  const int64_t rhs = m.rhs_transposed ? Tiled(bn, bk, Bytes(m.rhs)) : Tiled(bk, bn, Bytes(m.rhs));
-  int64_t t = 2 * (Tiled(m.tm, bk, Bytes(m.lhs)) + rhs + Tiled(m.tm, bn, Bytes(OutValue(m))));
-  if (m.mask.value) t += 2 * Tiled(m.tm, 1, 4);
-  t += 2 * Tiled(m.tm, bn, 4);  // accumulator and product
+  const int64_t rhs = m.rhs_transposed ? TiledBytes({bn, bk}, Bytes(m.rhs)) : TiledBytes({bk, bn}, Bytes(m.rhs));
+  int64_t t = 2 * (TiledBytes({m.tm, bk}, Bytes(m.lhs)) + rhs + TiledBytes({m.tm, bn}, Bytes(OutValue(m))));
+  if (m.mask.value) t += 2 * TiledBytes({m.tm, 1}, 4);
+  t += 2 * TiledBytes({m.tm, bn}, 4);  // accumulator and product
   return t;
 }
 
