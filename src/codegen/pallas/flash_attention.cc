@@ -1,3 +1,4 @@
+#include "codegen/pallas/merged_call.h"
 #include "codegen/pallas/flash_attention.h"
 
 #include <algorithm>
@@ -838,31 +839,13 @@ AttentionScan FindAttention(const analysis::FusionPlan& plan) {
       refuse("the p.v dot's kernel is not the last of the kernels it replaces");
       return std::nullopt;
     }
-    std::set<const Instruction*> inside;
-    for (size_t k : pa.kernels) inside.insert(plan.kernels[k].instructions.begin(), plan.kernels[k].instructions.end());
-    std::set<const Instruction*> seen_in;
-    for (size_t k : pa.kernels) {
-      for (const Instruction* in : plan.kernels[k].inputs) {
-        if (!inside.count(in) && seen_in.insert(in).second) pa.inputs.push_back(in);
-      }
+    CallBoundary boundary = BoundaryOf(plan, pa.kernels, pa.anchor, users, kernel_of);
+    pa.inputs = std::move(boundary.inputs);
+    pa.outputs = std::move(boundary.outputs);
+    for (const Instruction* o : boundary.used_before_anchor) {
+      refuse(Name(o) + " is used by a kernel that runs before the attention's last kernel");
     }
-    bool ok = true;
-    for (size_t k : pa.kernels) {
-      for (const Instruction* o : plan.kernels[k].outputs) {
-        bool outside = o == root;
-        for (const Instruction* u : users[o]) {
-          if (inside.count(u)) continue;
-          outside = true;
-          auto it = kernel_of.find(u);
-          if (it != kernel_of.end() && it->second < pa.anchor) {
-            ok = false;
-            refuse(Name(o) + " is used by a kernel that runs before the attention's last kernel");
-          }
-        }
-        if (outside && std::find(pa.outputs.begin(), pa.outputs.end(), o) == pa.outputs.end()) pa.outputs.push_back(o);
-      }
-    }
-    if (!ok) return std::nullopt;
+    if (!boundary.used_before_anchor.empty()) return std::nullopt;
     for (size_t k : pa.kernels) {
       for (const Instruction* i : plan.kernels[k].instructions) {
         if (m->core.count(i) || recomputed(i)) continue;

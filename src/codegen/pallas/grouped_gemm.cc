@@ -1,3 +1,4 @@
+#include "codegen/pallas/merged_call.h"
 #include "codegen/pallas/grouped_gemm.h"
 
 #include <algorithm>
@@ -348,30 +349,13 @@ GroupedGemmScan FindGroupedGemm(const analysis::FusionPlan& plan, const std::set
         refuse("a kernel it replaces runs after the scatter's kernel");
         continue;
       }
-      std::set<const Instruction*> inside;
-      for (size_t k : pg.kernels) inside.insert(plan.kernels[k].instructions.begin(), plan.kernels[k].instructions.end());
-      std::set<const Instruction*> seen_in;
-      for (size_t k : pg.kernels) {
-        for (const Instruction* in : plan.kernels[k].inputs) {
-          if (!inside.count(in) && seen_in.insert(in).second) pg.inputs.push_back(in);
-        }
+      CallBoundary boundary = BoundaryOf(plan, pg.kernels, pg.anchor, users, kernel_of);
+      pg.inputs = std::move(boundary.inputs);
+      pg.outputs = std::move(boundary.outputs);
+      for (const Instruction* o : boundary.used_before_anchor) {
+        refuse(Name(o) + " is used by a kernel that runs before the grouped GEMM's last kernel");
       }
-      for (size_t k : pg.kernels) {
-        for (const Instruction* o : plan.kernels[k].outputs) {
-          bool outside = o == root;
-          for (const Instruction* u : users[o]) {
-            if (inside.count(u)) continue;
-            outside = true;
-            auto it = kernel_of.find(u);
-            if (it != kernel_of.end() && it->second < pg.anchor) {
-              ok = false;
-              refuse(Name(o) + " is used by a kernel that runs before the grouped GEMM's last kernel");
-            }
-          }
-          if (outside && std::find(pg.outputs.begin(), pg.outputs.end(), o) == pg.outputs.end()) pg.outputs.push_back(o);
-        }
-      }
-      if (!ok) continue;
+      if (!boundary.used_before_anchor.empty()) continue;
       for (size_t k : pg.kernels) {
         for (const Instruction* i : plan.kernels[k].instructions) {
           if (m->core.count(i)) continue;
