@@ -95,7 +95,8 @@ const std::vector<SearchKernelDef>& SearchKernels() {
         {"threads", {1, 2}},
         {"tile_inner", {0, 1024, 4096}},
         {"unroll", {1, 2, 4}},
-        {"vectorize", {0, 1}}}},
+        {"vectorize", {0, 1}}},
+       ""},
       {"41k-gemm-bias-relu",
        "41k",
        "GEMM with epilogue",
@@ -107,7 +108,8 @@ const std::vector<SearchKernelDef>& SearchKernels() {
         {"mc", {16, 32, 64}},
         {"unroll_k", {1, 2, 4, 8}},
         {"prefetch_ab", {0, 4, 8}},
-        {"fuse_epilogue", {0, 1}}}},
+        {"fuse_epilogue", {0, 1}}},
+       ""},
       // The register tile (MR x NR accumulators against AVX2's 16 vector registers: large
       // tiles spill) with the K slice and the k-loop unroll: a sharper space than the cache
       // blocking above, where a fifth of the points lie within 3% of the best. 160 points, not
@@ -137,7 +139,8 @@ const std::vector<SearchKernelDef>& SearchKernels() {
         {"kc", {16, 32, 64, 128}},
         {"unroll_k", {1, 4}},
         {"prefetch_ab", {0, 8}},
-        {"fuse_epilogue", {0, 1}}}},
+        {"fuse_epilogue", {0, 1}}},
+       ""},
       // q.kT with its scale/mask epilogue: the first kernel of 1p's attention on CPU.
       {"1p-attention-scores",
        "1p",
@@ -149,7 +152,8 @@ const std::vector<SearchKernelDef>& SearchKernels() {
         {"kc", {16, 32, 64, 128}},
         {"unroll_k", {1, 4}},
         {"prefetch_ab", {0, 8}},
-        {"fuse_epilogue", {0, 1}}}},
+        {"fuse_epilogue", {0, 1}}},
+       ""},
       // The softmax after 50k's GEMM (row max, exp, row sum, divide in one row program): its
       // whole declared space but the vector width (216 points: it has no more on AVX2).
       {"50k-softmax",
@@ -161,7 +165,8 @@ const std::vector<SearchKernelDef>& SearchKernels() {
         {"threads", {1, 2}},
         {"tile_inner", {0, 1024, 4096}},
         {"unroll", {1, 2, 4}},
-        {"vectorize", {0, 1}}}},
+        {"vectorize", {0, 1}}},
+       ""},
       // 11p's grouped matmul as the CPU runs it: one GEMM over the (row tile, group) visits.
       {"11p-grouped-gemm",
        "11p",
@@ -173,7 +178,8 @@ const std::vector<SearchKernelDef>& SearchKernels() {
         {"kc", {16, 32, 64}},
         {"mc", {16, 32, 64}},
         {"unroll_k", {1, 4}},
-        {"prefetch_ab", {0, 8}}}},
+        {"prefetch_ab", {0, 8}}},
+       ""},
       // One of 17p's triangle-update GEMMs, whose operands are transposes of the pair tensor.
       {"17p-transpose-gemm",
        "17p",
@@ -185,7 +191,8 @@ const std::vector<SearchKernelDef>& SearchKernels() {
         {"kc", {16, 32, 64, 128}},
         {"loop_order", {0, 1}},
         {"pack_b", {0, 1}},
-        {"unroll_k", {1, 4}}}},
+        {"unroll_k", {1, 4}}},
+       ""},
   };
   return kernels;
 }
