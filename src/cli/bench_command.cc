@@ -18,6 +18,7 @@
 
 #include "benchmarks/bench.h"
 #include "benchmarks/bench_aa.h"
+#include "benchmarks/bench_expert.h"
 #include "benchmarks/bench_gemm.h"
 #include "benchmarks/bench_jaxbench.h"
 #include "benchmarks/bench_tpu.h"
@@ -57,6 +58,10 @@ struct BenchOptions {
   std::optional<std::string> tables;
   std::optional<int> seeds;
   std::optional<std::string> note;
+  // expert
+  std::optional<int> budget, batch;
+  std::optional<std::string> algorithm, model;
+  std::optional<double> time_budget;
   // both
   int threads = 2;
   std::optional<int> rounds;
@@ -341,16 +346,94 @@ Result<int> RunSearchSuite(const BenchOptions& o) {
   return kExitOk;
 }
 
+// `bench --suite expert` (benchmarks/bench_expert.h): per workload, a search with the
+// planner's rules off, then its best against the planner's candidate, interleaved.
+Result<int> RunExpertSuite(const BenchOptions& o) {
+  if (o.compare || o.from_run || o.sizes || o.shapes || o.suite_shapes || o.schedule ||
+      o.build_table || o.tables || o.seeds || o.note || o.interp_cap || o.interp_runs) {
+    return InvalidArgument(
+        "--suite expert takes --only, --scale, --tasks, --budget, --algorithm, --batch, --model, "
+        "--time-budget, --rounds, --min-time, --warmup, --min-iterations, --db, --json, "
+        "--write-json, --write-markdown");
+  }
+  bench::ExpertOptions eo;
+  if (o.only) {
+    MK_ASSIGN_OR_RETURN(eo.only, bench::ParseOnlyList(*o.only));
+  }
+  eo.scale = o.scale.value_or("bench");
+  eo.tasks_dir = o.tasks.value_or("");
+  eo.budget = o.budget.value_or(64);
+  eo.batch = o.batch.value_or(1);
+  eo.algorithm = o.algorithm.value_or("astar");
+  eo.model_file = o.model.value_or("");
+  eo.time_budget_s = o.time_budget.value_or(0);
+  eo.rounds = o.rounds.value_or(8);
+  eo.protocol.min_seconds = o.min_time;
+  eo.protocol.warmup = o.warmup;
+  eo.protocol.min_iterations = o.min_iterations;
+  MK_RETURN_IF_ERROR(bench::ValidateExpertOptions(eo));
+
+  // The searches are stored like any `maxkernel search` run (--db, or the data dir's store), and
+  // start from that store's newest cost model, as a user's search would.
+  MK_ASSIGN_OR_RETURN(store::DataDir dir, store::ResolveDataDir(o.db.value_or("")));
+  MK_RETURN_IF_ERROR(store::EnsureDataDir(dir));
+  MK_ASSIGN_OR_RETURN(auto db, store::SqliteStore::Open(dir.db_path.string()));
+  store::ArtifactStore artifacts(dir.root);
+  agents::CpuEngine engine;
+  MK_ASSIGN_OR_RETURN(auto stored, agents::LoadStoredMachine(*db, /*quick_ok=*/false));
+  if (!stored) std::cerr << "probing this CPU's peaks (stored for later runs) ..." << std::endl;
+  MK_ASSIGN_OR_RETURN(target::Target probed, agents::LoadOrProbe(*db, !stored));
+  engine.set_target(probed);
+
+  std::string only;
+  for (const auto& id : eo.only) only += (only.empty() ? "" : ",") + id;
+  const std::string command = "maxkernel bench --suite expert --scale " + eo.scale + " --only " +
+                              only + " --algorithm " + eo.algorithm + " --budget " +
+                              std::to_string(eo.budget) + " --rounds " + std::to_string(eo.rounds) +
+                              " --min-time " + NumText(o.min_time);
+  Result<std::string> compiler = engine.compiler().CompilerIdentity();
+  json header = bench::BenchHeader("expert", command, compiler.ok() ? *compiler : "",
+                                   engine.target().cores);
+  header["maxkernel_version"] = MK_VERSION;
+  header["store"] = dir.db_path.string();
+  MK_ASSIGN_OR_RETURN(std::vector<bench::ExpertRow> rows,
+                      bench::RunExpertBench(eo, engine, *db, artifacts, [](const std::string& l) {
+                        std::cerr << l << std::endl;  // progress: stderr, even with --json
+                      }));
+  header["finished"] = bench::UtcNow();
+  header["loadavg_finished"] = bench::LoadAverage();
+  json rows_json = json::array();
+  for (const auto& r : rows) rows_json.push_back(bench::ToJson(r));
+  const json summary = bench::ExpertSummary(rows);
+  json doc = {{"header", header}, {"rows", rows_json}, {"summary", summary}};
+  const std::string table = bench::FormatExpertTable(rows, summary);
+  std::vector<OutputFile> files;
+  if (!o.write_json.empty()) files.push_back({o.write_json, doc.dump(2) + "\n"});
+  if (!o.write_markdown.empty()) files.push_back({o.write_markdown, Markdown(header, table)});
+  if (!files.empty()) MK_RETURN_IF_ERROR(WriteFilesAtomically(files));
+  if (o.json) {
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    std::cout << table;
+  }
+  return summary.value("failed", json::array()).empty() ? kExitOk : kExitFailed;
+}
+
 Result<int> RunBench(const BenchOptions& o) {
   if (o.aa) return RunAa(o);
-  if (o.suite.empty()) return InvalidArgument("give --suite gemm|jaxbench|search|tpu, or --aa TASK_DIR");
+  if (o.suite.empty()) return InvalidArgument("give --suite gemm|jaxbench|search|expert|tpu, or --aa TASK_DIR");
   if (o.suite == "search") return RunSearchSuite(o);
+  if (o.suite == "expert") return RunExpertSuite(o);
+  if (o.budget || o.batch || o.algorithm || o.model || o.time_budget) {
+    return InvalidArgument("--budget, --batch, --algorithm, --model and --time-budget apply to "
+                           "--suite expert");
+  }
   if (o.build_table || o.tables || o.seeds || o.note) {
     return InvalidArgument("--build-table, --tables, --seeds and --note apply to --suite search");
   }
   if (o.suite == "tpu") return RunTpuSuite(o);
   if (o.suite != "gemm" && o.suite != "jaxbench") {
-    return InvalidArgument("--suite: '" + o.suite + "' is not a suite (choose gemm, jaxbench, search or tpu)");
+    return InvalidArgument("--suite: '" + o.suite + "' is not a suite (choose gemm, jaxbench, search, expert or tpu)");
   }
   if (o.threads < 1) return InvalidArgument("--threads must be at least 1");
   if (const long cpus = sysconf(_SC_NPROCESSORS_ONLN); cpus > 0 && o.threads > cpus) {
@@ -584,7 +667,8 @@ void RegisterBenchCommand(CLI::App& app, CommandResult& result) {
       "(--suite jaxbench): checked first, timed interleaved, reported as ratios baseline/ours");
   cmd->add_option("--suite", o->suite,
                   "gemm, jaxbench, search (the search algorithms replayed over measured tables, "
-                  "bench/search), or tpu (every workload's Pallas module: checked in TPU interpret "
+                  "bench/search), expert (a search with the planner's rules off against the "
+                  "planner's candidate, interleaved, per suite workload), or tpu (every workload's Pallas module: checked in TPU interpret "
                   "mode at ci scale, compiled by libtpu, modelled, against XLA:TPU's estimate)");
   cmd->add_option("--generations", o->generations, "tpu: TPU generations (default v5e,v6e)");
   cmd->add_flag("--no-check", o->no_check, "tpu: compile and model only, no interpret-mode check");
@@ -611,9 +695,10 @@ void RegisterBenchCommand(CLI::App& app, CommandResult& result) {
                   "maxkernel, or on PATH)");
   cmd->add_option("--schedule", o->schedule,
                   "pin a candidate (JSON) instead of the planner's initial one");
-  cmd->add_option("--scale", o->scale, "jaxbench: ci, bench or full (default bench)");
+  cmd->add_option("--scale", o->scale, "jaxbench, expert: ci, bench or full (default bench)");
   cmd->add_option("--only", o->only,
-                  "jaxbench: workload ids (default 12p,8p,1p); search: one table's name");
+                  "jaxbench: workload ids (default 12p,8p,1p); expert: workload ids (default twelve GEMM and "
+                  "conv workloads and 12p); search: one table's name");
   cmd->add_flag("--build-table", o->build_table,
                 "search: measure every point of the --only table's sub-space (resumable) and "
                 "write DIR/NAME.json");
@@ -622,21 +707,30 @@ void RegisterBenchCommand(CLI::App& app, CommandResult& result) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--note", o->note,
                   "search --build-table: a note recorded in the table (e.g. the machine's load)");
+  cmd->add_option("--budget", o->budget,
+                  "expert: measurements per search (default 64)");
+  cmd->add_option("--algorithm", o->algorithm,
+                  "expert: astar, beam, evolutionary, random or exhaustive (default astar)");
+  cmd->add_option("--batch", o->batch, "expert: candidates the search compiles at once (default 1)");
+  cmd->add_option("--model", o->model,
+                  "expert: the cost model every search starts from (default: the store's newest)");
+  cmd->add_option("--time-budget", o->time_budget,
+                  "expert: seconds per search (default: none, the budget ends it)");
   cmd->add_option("--compare", o->compare, "jaxbench: xla, interp or both (default xla)");
   cmd->add_option(
       "--tasks", o->tasks,
-      "jaxbench: task folder DIR/<id>/<scale> (default: a cache, exported when missing)");
+      "jaxbench, expert: task folder DIR/<id>/<scale> (default: a cache, exported when missing)");
   cmd->add_option("--suite-dir", o->suite_dir, "jaxbench: the suite to export from");
   cmd->add_option("--from-run", o->from_run,
                   "jaxbench: bench the best candidate of optimize run RUN (one workload)");
   cmd->add_option("--db", o->db,
-                  "database of --from-run (jaxbench) and of the machine probe behind the floors "
-                  "(default DATA_DIR/maxkernel.db)");
+                  "database of --from-run (jaxbench), of the machine probe behind the floors, and of "
+                  "the expert suite's search runs (default DATA_DIR/maxkernel.db)");
   cmd->add_option("--interp-cap", o->interp_cap,
                   "jaxbench: seconds the interpreter may take in all (default 60)");
   cmd->add_option("--interp-runs", o->interp_runs, "jaxbench: interpreter runs, 1-3 (default 1)");
   cmd->add_option("--threads", o->threads, "threads for ours and the libraries (default 2)");
-  cmd->add_option("--rounds", o->rounds, "interleaved rounds (default 5; --aa: 8)");
+  cmd->add_option("--rounds", o->rounds, "interleaved rounds (default 5; --aa, expert: 8)");
   cmd->add_option("--min-time", o->min_time,
                   "seconds of timed calls per side and round, at least (default 0.3)");
   cmd->add_option("--warmup", o->warmup, "untimed calls per side and round (default 1)");

@@ -303,6 +303,18 @@ TEST(BenchCommandTest, BadInputExitsTwoWithAClearMessage) {
   Ran compare = RunMaxkernel({"bench", "--suite", "jaxbench", "--compare", "mkl"});
   EXPECT_EQ(compare.exit_code, 2);
   EXPECT_NE(compare.err.find("--compare"), std::string::npos) << compare.err;
+
+  // The expert suite's flags belong to it, and its own are checked before anything runs.
+  Ran budget = RunMaxkernel({"bench", "--suite", "gemm", "--budget", "8"});
+  EXPECT_EQ(budget.exit_code, 2);
+  EXPECT_NE(budget.err.find("apply to --suite expert"), std::string::npos) << budget.err;
+  Ran expert = RunMaxkernel({"bench", "--suite", "expert", "--compare", "xla"});
+  EXPECT_EQ(expert.exit_code, 2);
+  EXPECT_NE(expert.err.find("--suite expert takes"), std::string::npos) << expert.err;
+  Ran algo = RunMaxkernel({"bench", "--suite", "expert", "--algorithm", "greedy", "--db",
+                           "/nonexistent-dir/x"});
+  EXPECT_EQ(algo.exit_code, 2);
+  EXPECT_NE(algo.err.find("greedy"), std::string::npos) << algo.err;
 }
 
 }  // namespace
