@@ -136,7 +136,8 @@ std::vector<int64_t> BlockDims(const std::vector<int64_t>& dims, const Assignmen
                                const std::vector<int64_t>& blocks);
 
 // VMEM the call holds with these blocks: every block twice (double buffering), each padded to
-// whole (8,128) tiles, plus the f32 accumulator of a contraction.
+// whole (8,128) tiles, plus the f32 accumulator of a contraction, plus the most the body's own
+// values (each at its block's size, from its definition to its last use) hold at once.
 int64_t VmemBytes(const BlockPlan& plan, const std::vector<int64_t>& blocks);
 
 // Grid steps along `axis` with blocks of `block`: ceil(extent / block).

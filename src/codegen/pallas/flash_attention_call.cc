@@ -451,7 +451,7 @@ Result<KernelText> EmitAttentionKernel(const analysis::FusionPlan& plan, const P
       for (size_t s = 0; s < sides.size(); ++s) {
         in_specs.push_back("pl.BlockSpec((None, None, " + B + ", " + K + "), lambda " + L + ": (b // " + G + ", b % " + G + ", i, " + kv + "))");
       }
-      const int64_t limit = std::min(VmemBudget(target), std::max<int64_t>(vmem + (int64_t{4} << 20), int64_t{16} << 20));
+      const int64_t limit = ScopedVmemLimit(target, vmem);
       Line(fn, 4, "# Grid (batch x heads, q blocks, kv blocks); kv head of query head b: b // " + GK + ".");
       const std::string grid = "grid=(" + std::to_string(m.nb * m.g) + ", " + std::to_string(nq) + ", " + std::to_string(nkv) + "),";
       const std::string ins = "in_specs=[" + Join(in_specs) + "],";

@@ -290,7 +290,7 @@ Result<KernelText> EmitGroupedGemmKernel(const analysis::FusionPlan& plan, const
           m.rhs_transposed ? "pl.BlockSpec((None, " + BN + ", " + BK + "), " + L + ": (group[e], n, kk))"
                            : "pl.BlockSpec((None, " + BK + ", " + BN + "), " + L + ": (group[e], kk, n))"};
       if (has_mask) in_specs.push_back("pl.BlockSpec((None, " + TM + ", 1), " + L + ": (visit[e], 0, 0))");
-      const int64_t limit = std::min(VmemBudget(target), std::max<int64_t>(vmem + (int64_t{4} << 20), int64_t{16} << 20));
+      const int64_t limit = ScopedVmemLimit(target, vmem);
       Line(fn, 4, "o = pl.pallas_call(");
       Line(fn, 8, "_kernel_" + kid + "_body,");
       Line(fn, 8, "grid_spec=pltpu.PrefetchScalarGridSpec(");

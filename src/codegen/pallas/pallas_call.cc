@@ -360,8 +360,7 @@ Result<KernelText> EmitPallasKernel(const analysis::Kernel& k, const BlockPlan& 
   }
   std::vector<std::string> sem;
   for (const auto& ax : plan.axes) sem.push_back(ax.arbitrary ? "\"arbitrary\"" : "\"parallel\"");
-  // The scoped VMEM limit the blocks need (the compiler's default is smaller than the chip's).
-  const int64_t limit = std::min(VmemBudget(target), std::max<int64_t>(vmem + (int64_t{4} << 20), int64_t{16} << 20));
+  const int64_t limit = ScopedVmemLimit(target, vmem);
   std::vector<std::string> grid;
   for (int64_t s : steps) grid.push_back(std::to_string(s));
   Line(fn, 4, "outs = pl.pallas_call(");

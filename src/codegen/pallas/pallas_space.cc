@@ -10,6 +10,11 @@ int64_t VmemBudget(const target::Target& target) {
   return target.vmem_bytes > 0 ? target.vmem_bytes : int64_t{16} << 20;
 }
 
+int64_t ScopedVmemLimit(const target::Target& target, int64_t vmem) {
+  const int64_t wanted = std::max({2 * vmem, vmem + (int64_t{4} << 20), int64_t{16} << 20});
+  return std::min(VmemBudget(target), wanted);
+}
+
 namespace {
 
 const char* ParamDoc(const std::string& name) {

@@ -26,6 +26,13 @@ struct KernelDecision {
 // VMEM the declared space may use on `target` (its vmem_bytes; 16 MiB when it names none).
 int64_t VmemBudget(const target::Target& target);
 
+// The scoped VMEM limit a pallas_call asks for (`vmem_limit_bytes`; the compiler's default is
+// smaller than the chip's) when the model counts `vmem` bytes: twice the count, at least 4 MiB
+// over it and 16 MiB in all, at most the budget. Mosaic's own scratch is not in the count (a
+// transpose that moves the lane dim relayouts through scoped buffers: 2p's [2,128,16,512] f32
+// block took 67 MiB where 42 MiB were counted), and a limit only caps what a kernel may take.
+int64_t ScopedVmemLimit(const target::Target& target, int64_t vmem);
+
 KernelDecision Decide(const analysis::Kernel& kernel, const target::Target& target);
 
 // Block domains (each ascending) cut until their largest blocks together fit `budget` by

@@ -121,6 +121,46 @@ TEST(PallasSpaceTest, ASmallVmemShrinksTheSpaceInsteadOfAdmittingOverflows) {
   EXPECT_LT(small_points, big_points);
 }
 
+// A norm's row block is held by its body's values too (Mosaic keeps block-sized values that do
+// not fit the vector registers in VMEM): the count covers the values live at once, not just the
+// double-buffered blocks. Here x*x, the broadcast of the scale and the product are row blocks;
+// x and x*x are dead once the sum is taken, so at most two row blocks of values live together
+// (the broadcast and the product), besides the loaded input.
+TEST(PallasSpaceTest, TheBodysLiveValuesCountTowardsVmem) {
+  auto m = testing::Parse(R"(
+HloModule norm
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[256,4096] parameter(0)
+  sq = f32[256,4096] multiply(x, x)
+  zero = f32[] constant(0)
+  ss = f32[256] reduce(sq, zero), dimensions={1}, to_apply=add
+  r = f32[256] rsqrt(ss)
+  rb = f32[256,4096] broadcast(r), dimensions={0}
+  ROOT y = f32[256,4096] multiply(x, rb)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  auto fusion = analysis::PlanFusion(*m);
+  ASSERT_TRUE(fusion.ok()) << fusion.status().ToString();
+  ASSERT_EQ(fusion->kernels.size(), 1u);
+  KernelDecision d = Decide(fusion->kernels[0], testing::TpuV5e());
+  ASSERT_TRUE(d.plan.pallas) << d.plan.glue_reason;
+  ASSERT_EQ(d.plan.axes.size(), 1u);
+  const int64_t rows = 8;
+  const int64_t row_block = rows * 4096 * 4;  // 128 KiB
+  const int64_t vmem = VmemBytes(d.plan, {rows});
+  // The double-buffered input and output blocks alone are 4 row blocks; the body adds its
+  // largest set of live values: x*x (with x's loaded block), then the broadcast and the product.
+  EXPECT_GE(vmem, 4 * row_block + 2 * row_block);
+  // ... but not every value at once: the values die after their last use.
+  EXPECT_LT(vmem, 4 * row_block + 4 * row_block);
+}
+
 TEST(PallasSpaceTest, ContractionTilesFollowTheMxuSide) {
   auto m = testing::Parse(kShapes);
   ASSERT_NE(m, nullptr);
