@@ -871,6 +871,21 @@ Result<json> ReplaySearchTables(const std::vector<SearchTable>& tables, const Re
   return out;
 }
 
+Result<std::string> TrainSuiteModel(const std::vector<SearchTable>& tables) {
+  RankingData data;
+  for (const SearchTable& t : tables) {
+    const size_t columns = data.columns;
+    AddGroup(t, data);
+    if (columns && data.columns != columns) {
+      return InvalidArgument(t.path + ": its feature rows have " + std::to_string(data.columns) +
+                             " columns where the other tables have " + std::to_string(columns));
+    }
+  }
+  if (data.group_sizes.empty()) return NotFound("no table has a correct point to train on");
+  MK_ASSIGN_OR_RETURN(CostModel m, CostModel::Train(data, CostModel::Options{}));
+  return m.SerializeXgboost();
+}
+
 std::string FormatSearchReplay(const json& r) {
   std::ostringstream out;
   out << "maxkernel bench --suite search — " << r.value("label", "") << " on " << r.value("cpu", "")

@@ -125,4 +125,9 @@ Result<nlohmann::json> ReplaySearchTables(const std::vector<SearchTable>& tables
                                           const ReplayOptions& o);
 std::string FormatSearchReplay(const nlohmann::json& replay);
 
+// The cost model of every table's correct points (each table a ranking group), as XGBoost's
+// JSON model: the "model trained on the suite" a search on this CPU starts from with
+// `search --model FILE` (transfer). The tables must be this CPU's and share one feature width.
+Result<std::string> TrainSuiteModel(const std::vector<SearchTable>& tables);
+
 }  // namespace mk::bench

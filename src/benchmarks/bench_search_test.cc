@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "modes/search/lower_bound.h"
+#include "modes/search/model_store.h"
 #include "target/target.h"
 
 namespace mk::bench {
@@ -300,6 +302,32 @@ TEST(BenchSearch, TheBoundIsAdmissibleOnEveryCommittedTableOfThisCpu) {
     GTEST_SKIP() << "no committed search table was measured on this CPU (" << host.model << ", "
                  << host.isa_level << "):" << list;
   }
+}
+
+}  // namespace
+}  // namespace mk::bench
+
+namespace mk::bench {
+namespace {
+
+// The suite's model (`bench --suite search --save-model FILE`) is a model file a search loads
+// with --model, and it ranks the tables' points the way they were measured.
+TEST(SuiteModel, TrainedOnEveryTableAndLoadableAsASearchPrior) {
+  auto one = SearchTableFromJson(SyntheticTable("one", "Test CPU", 1e-6), "one.json");
+  auto two = SearchTableFromJson(SyntheticTable("two", "Test CPU", 3e-5), "two.json");
+  ASSERT_TRUE(one.ok() && two.ok());
+  auto bytes = TrainSuiteModel({*one, *two});
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  const std::string path = ::testing::TempDir() + "/suite-model.json";
+  std::ofstream(path, std::ios::binary) << *bytes;
+  auto model = modes::search::LoadModelFile(path, 3);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  // The best point (a=2, b=1: features 0, 1) against the worst (a=4, b=5: features 2, 5).
+  auto scores = model->Predict({0, 1, NAN, 2, 5, NAN}, 3);
+  ASSERT_TRUE(scores.ok()) << scores.status().ToString();
+  EXPECT_GT((*scores)[0], (*scores)[1]);
+
+  EXPECT_FALSE(TrainSuiteModel({}).ok());
 }
 
 }  // namespace

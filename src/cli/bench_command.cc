@@ -58,6 +58,7 @@ struct BenchOptions {
   std::optional<std::string> tables;
   std::optional<int> seeds;
   std::optional<std::string> note;
+  std::optional<std::string> save_model;
   // expert
   std::optional<int> budget, batch;
   std::optional<std::string> algorithm, model;
@@ -260,8 +261,9 @@ Result<int> RunSearchSuite(const BenchOptions& o) {
   if (o.scale || o.compare || o.from_run || o.sizes || o.shapes || o.suite_shapes || o.schedule) {
     return InvalidArgument(
         "--suite search takes --build-table, --only, --tables, --seeds, --min-time, --note, "
-        "--json, --write-json, --write-markdown");
+        "--save-model, --json, --write-json, --write-markdown");
   }
+  if (o.save_model && o.build_table) return InvalidArgument("--save-model applies to the replay");
   const target::Target host = target::HostCpu();
   auto progress = [](const std::string& line) {
     std::cerr << line << std::endl;  // progress: stderr, even with --json
@@ -322,6 +324,13 @@ Result<int> RunSearchSuite(const BenchOptions& o) {
                     ". Build this CPU's with `maxkernel bench --suite search --build-table --only "
                     "NAME` (" + names + ")");
   }
+  if (o.save_model) {
+    // The suite's model, for `search --model FILE` / `bench --suite expert --model FILE`.
+    MK_ASSIGN_OR_RETURN(std::string model, bench::TrainSuiteModel(tables));
+    MK_RETURN_IF_ERROR(WriteFilesAtomically({{*o.save_model, model}}));
+    std::cerr << "wrote the cost model of " << tables.size() << " tables to " << *o.save_model
+              << std::endl;
+  }
   bench::ReplayOptions ro;
   ro.seeds = o.seeds.value_or(5);
   ro.host_cpu = host.model;
@@ -350,7 +359,8 @@ Result<int> RunSearchSuite(const BenchOptions& o) {
 // planner's rules off, then its best against the planner's candidate, interleaved.
 Result<int> RunExpertSuite(const BenchOptions& o) {
   if (o.compare || o.from_run || o.sizes || o.shapes || o.suite_shapes || o.schedule ||
-      o.build_table || o.tables || o.seeds || o.note || o.interp_cap || o.interp_runs) {
+      o.build_table || o.tables || o.seeds || o.note || o.save_model || o.interp_cap ||
+      o.interp_runs) {
     return InvalidArgument(
         "--suite expert takes --only, --scale, --tasks, --budget, --algorithm, --batch, --model, "
         "--time-budget, --rounds, --min-time, --warmup, --min-iterations, --db, --json, "
@@ -428,8 +438,9 @@ Result<int> RunBench(const BenchOptions& o) {
     return InvalidArgument("--budget, --batch, --algorithm, --model and --time-budget apply to "
                            "--suite expert");
   }
-  if (o.build_table || o.tables || o.seeds || o.note) {
-    return InvalidArgument("--build-table, --tables, --seeds and --note apply to --suite search");
+  if (o.build_table || o.tables || o.seeds || o.note || o.save_model) {
+    return InvalidArgument("--build-table, --tables, --seeds, --note and --save-model apply to "
+                           "--suite search");
   }
   if (o.suite == "tpu") return RunTpuSuite(o);
   if (o.suite != "gemm" && o.suite != "jaxbench") {
@@ -707,6 +718,9 @@ void RegisterBenchCommand(CLI::App& app, CommandResult& result) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--note", o->note,
                   "search --build-table: a note recorded in the table (e.g. the machine's load)");
+  cmd->add_option("--save-model", o->save_model,
+                  "search (replay): also write the cost model of every replayed table's points "
+                  "(XGBoost JSON), the suite's model a search starts from with --model FILE");
   cmd->add_option("--budget", o->budget,
                   "expert: measurements per search (default 64)");
   cmd->add_option("--algorithm", o->algorithm,
