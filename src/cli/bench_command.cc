@@ -132,6 +132,22 @@ std::string Markdown(const json& header, const std::string& table) {
   return md.str();
 }
 
+// What every suite ends with: --write-json and --write-markdown written (atomically, both or
+// neither), then the document (--json) or the table on stdout.
+Status WriteAndPrint(const BenchOptions& o, const json& doc, const std::string& markdown,
+                     const std::string& table) {
+  std::vector<OutputFile> files;
+  if (!o.write_json.empty()) files.push_back({o.write_json, doc.dump(2) + "\n"});
+  if (!o.write_markdown.empty()) files.push_back({o.write_markdown, markdown});
+  if (!files.empty()) MK_RETURN_IF_ERROR(WriteFilesAtomically(files));
+  if (o.json) {
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    std::cout << table;
+  }
+  return Status::Ok();
+}
+
 // --suite-shapes IDS: the plain GEMMs of those suite workloads at bench scale, each with the
 // dtypes its HLO has, `from` naming the workloads. A workload without one is an error.
 // `gemm` stands for the suite's GEMM-family workloads (operator gemm, mlp or loss).
@@ -240,15 +256,7 @@ Result<int> RunTpuSuite(const BenchOptions& o) {
   for (const auto& r : rows) rows_json.push_back(bench::ToJson(r));
   json doc = {{"header", header}, {"rows", rows_json}};
   const std::string table = bench::FormatTpuTable(rows, to.generations);
-  std::vector<OutputFile> files;
-  if (!o.write_json.empty()) files.push_back({o.write_json, doc.dump(2) + "\n"});
-  if (!o.write_markdown.empty()) files.push_back({o.write_markdown, Markdown(header, table)});
-  if (!files.empty()) MK_RETURN_IF_ERROR(WriteFilesAtomically(files));
-  if (o.json) {
-    std::cout << doc.dump(2) << "\n";
-  } else {
-    std::cout << table;
-  }
+  MK_RETURN_IF_ERROR(WriteAndPrint(o, doc, Markdown(header, table), table));
   for (const auto& r : rows) {
     if (!r.error.empty() || r.check.rfind("failed", 0) == 0) return kExitFailed;
   }
@@ -338,20 +346,10 @@ Result<int> RunSearchSuite(const BenchOptions& o) {
   replay["date"] = bench::UtcNow();
   replay["skipped"] = skipped;
   const std::string table = bench::FormatSearchReplay(replay);
-  std::vector<OutputFile> files_out;
-  if (!o.write_json.empty()) files_out.push_back({o.write_json, replay.dump(2) + "\n"});
-  if (!o.write_markdown.empty()) {
-    files_out.push_back({o.write_markdown, "# maxkernel bench --suite search (replay) — " +
-                                               replay["date"].get<std::string>().substr(0, 10) +
-                                               "\n\n- CPU: " + ro.host_cpu + "\n\n```\n" + table +
-                                               "```\n"});
-  }
-  if (!files_out.empty()) MK_RETURN_IF_ERROR(WriteFilesAtomically(files_out));
-  if (o.json) {
-    std::cout << replay.dump(2) << "\n";
-  } else {
-    std::cout << table;
-  }
+  const std::string markdown = "# maxkernel bench --suite search (replay) — " +
+                               replay["date"].get<std::string>().substr(0, 10) + "\n\n- CPU: " +
+                               ro.host_cpu + "\n\n```\n" + table + "```\n";
+  MK_RETURN_IF_ERROR(WriteAndPrint(o, replay, markdown, table));
   return kExitOk;
 }
 
@@ -417,15 +415,7 @@ Result<int> RunExpertSuite(const BenchOptions& o) {
   const json summary = bench::ExpertSummary(rows);
   json doc = {{"header", header}, {"rows", rows_json}, {"summary", summary}};
   const std::string table = bench::FormatExpertTable(rows, summary);
-  std::vector<OutputFile> files;
-  if (!o.write_json.empty()) files.push_back({o.write_json, doc.dump(2) + "\n"});
-  if (!o.write_markdown.empty()) files.push_back({o.write_markdown, Markdown(header, table)});
-  if (!files.empty()) MK_RETURN_IF_ERROR(WriteFilesAtomically(files));
-  if (o.json) {
-    std::cout << doc.dump(2) << "\n";
-  } else {
-    std::cout << table;
-  }
+  MK_RETURN_IF_ERROR(WriteAndPrint(o, doc, Markdown(header, table), table));
   return summary.value("failed", json::array()).empty() ? kExitOk : kExitFailed;
 }
 
@@ -651,15 +641,7 @@ Result<int> RunBench(const BenchOptions& o) {
   json doc = {{"header", header}, {"rows", rows_json}};
   const std::string table = bench::FormatBenchTable(header, rows);
 
-  std::vector<OutputFile> files;
-  if (!o.write_json.empty()) files.push_back({o.write_json, doc.dump(2) + "\n"});
-  if (!o.write_markdown.empty()) files.push_back({o.write_markdown, Markdown(header, table)});
-  if (!files.empty()) MK_RETURN_IF_ERROR(WriteFilesAtomically(files));
-  if (o.json) {
-    std::cout << doc.dump(2) << "\n";
-  } else {
-    std::cout << table;
-  }
+  MK_RETURN_IF_ERROR(WriteAndPrint(o, doc, Markdown(header, table), table));
   bool complete = true;
   for (const auto& r : rows) {
     if (r.failed || !r.ours || !r.ours->ok()) complete = false;
