@@ -56,6 +56,13 @@ class SandboxRunner {
   // back from the region afterwards). Errors are only for failures of the sandbox machinery.
   Result<RunOutcome> Run(const RunRequest& request, SharedRegion& region);
 
+  // Starts the server now, if it is not running (Run starts it on first use). A caller that is
+  // about to run OpenMP code in this process (XGBoost's predictions) starts it first: the server
+  // and its workers are forked from here, and a fork inherits libgomp's thread-pool state
+  // without the pool's threads, so a kernel's `omp parallel num_threads(2)` in a worker forked
+  // after that waits for them forever.
+  Status Start() { return EnsureServer(); }
+
   pid_t server_pid() const { return server_pid_; }
   int restarts() const { return restarts_; }
 

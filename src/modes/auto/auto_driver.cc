@@ -277,6 +277,7 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
     task_dir = config.value("task_dir", run->task_directory);
     stored_module_sha = config.value("module_artifact", std::string());
     if (options.search && options.search->use_model && config.contains("search_prior")) {
+      MK_RETURN_IF_ERROR(engine.sandbox().Start());  // before the prior predicts (sandbox.h)
       MK_ASSIGN_OR_RETURN(prior, search::PriorOfArtifact(artifacts, config["search_prior"], feature_columns));
     }
   } else if (!request.model_file.empty() && !(options.search && options.search->use_model)) {
@@ -319,6 +320,8 @@ Result<json> RunAuto(const AutoRequest& request, store::Store& db, store::Artifa
     nr.mode = options.search ? store::RunMode::kSearch : store::RunMode::kAuto;
     nr.target = engine.target().name;
     if (uses_model) {
+      // Before the prior predicts anything (runtime/sandbox.h, Start).
+      MK_RETURN_IF_ERROR(engine.sandbox().Start());
       MK_ASSIGN_OR_RETURN(prior, search::ChoosePrior(db, artifacts, request.model_file,
                                                      engine.target().name, engine.target().model,
                                                      feature_columns));
