@@ -9,6 +9,7 @@ DEBIAN_PACKAGES=(
   nlohmann-json3-dev libcli11-dev libssl-dev libfmt-dev libspdlog-dev libsqlite3-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev
   libxgboost-dev  # the search's cost model
+  pkg-config libcpp-httplib-dev libsodium-dev  # `maxkernel serve`: HTTP, argon2id and random values
   libdnnl-dev libopenblas-dev  # linked only into maxkernel-baselines (maxkernel bench)
   prometheus  # promtool, for the tests that check the metrics textfiles
   python3 python3-pip

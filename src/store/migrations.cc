@@ -145,12 +145,54 @@ CREATE TABLE baselines (
 CREATE INDEX baselines_by_key ON baselines(module_sha256, cpu_model, engine, id);
 )sql";
 
+// The server's users, API tokens and browser sessions, and the audit log (store/access.h).
+// Secrets are never stored, only their hashes. audit_log is append-only by contract: nothing in
+// maxkernel updates or deletes a row, and its hash chain (audit_chain.h) shows when something
+// else did.
+constexpr const char* kAccessV6 = R"sql(
+CREATE TABLE users (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL UNIQUE,
+  role TEXT NOT NULL,
+  disabled INTEGER NOT NULL DEFAULT 0,
+  created_at REAL NOT NULL
+);
+CREATE TABLE api_tokens (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  user_id INTEGER NOT NULL REFERENCES users(id),
+  lookup_id TEXT NOT NULL UNIQUE,
+  secret_hash TEXT NOT NULL,
+  label TEXT NOT NULL,
+  created_at REAL NOT NULL,
+  expires_at REAL,
+  revoked_at REAL
+);
+CREATE TABLE web_sessions (
+  id_sha256 TEXT PRIMARY KEY,
+  user_id INTEGER NOT NULL REFERENCES users(id),
+  csrf_sha256 TEXT NOT NULL,
+  created_at REAL NOT NULL,
+  expires_at REAL NOT NULL
+);
+CREATE TABLE audit_log (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  ts REAL NOT NULL,
+  actor TEXT NOT NULL,
+  action TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  payload_json TEXT NOT NULL,
+  prev_sha256 TEXT NOT NULL,
+  sha256 TEXT NOT NULL UNIQUE
+);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "tasks, runs, candidates, builds, measurements, diagnoses, events", kSchemaV1},
     {2, "indexes for listings and resume", kIndexesV2},
     {3, "machine probes (measured peak rates per cpu model)", kMachineProbesV3},
     {4, "leases (run ownership; later remote jobs)", kLeasesV4},
     {5, "baselines (reference timings per module, cpu and engine)", kBaselinesV5},
+    {6, "users, api tokens, web sessions, audit log", kAccessV6},
 };
 
 Result<int64_t> SingleInt(SqliteDb& db, const std::string& sql) {

@@ -45,8 +45,8 @@ std::set<std::string> Names(SqliteDb& db, const std::string& type) {
 
 TEST(MigrationsTest, BuiltinListIsNumberedFromOne) {
   auto migrations = BuiltinMigrations();
-  ASSERT_EQ(migrations.size(), 5u);
-  EXPECT_EQ(LatestSchemaVersion(), 5);
+  ASSERT_EQ(migrations.size(), 6u);
+  EXPECT_EQ(LatestSchemaVersion(), 6);
   for (size_t i = 0; i < migrations.size(); ++i) EXPECT_EQ(migrations[i].version, int(i) + 1);
 }
 
@@ -57,23 +57,24 @@ TEST(MigrationsTest, EmptyDatabaseReachesLatest) {
   auto outcome = Migrate(*db, BuiltinMigrations());
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   EXPECT_EQ(outcome->from_version, 0);
-  EXPECT_EQ(outcome->to_version, 5);
+  EXPECT_EQ(outcome->to_version, 6);
   EXPECT_EQ(Names(*db, "table"),
-            (std::set<std::string>{"baselines", "builds", "candidates", "diagnoses", "events", "leases",
-                                   "machine_probes", "measurements", "runs", "schema_version",
-                                   "tasks"}));
+            (std::set<std::string>{"api_tokens", "audit_log", "baselines", "builds", "candidates",
+                                   "diagnoses", "events", "leases", "machine_probes",
+                                   "measurements", "runs", "schema_version", "tasks", "users",
+                                   "web_sessions"}));
   EXPECT_EQ(Names(*db, "index"),
             (std::set<std::string>{"baselines_by_key", "builds_by_candidate", "diagnoses_by_candidate", "events_by_run",
                                    "machine_probes_by_cpu", "runs_by_status"}));
-  EXPECT_EQ(QueryInt(*db, "SELECT count(*) FROM schema_version"), 5);
+  EXPECT_EQ(QueryInt(*db, "SELECT count(*) FROM schema_version"), 6);
   EXPECT_EQ(QueryInt(*db, "PRAGMA application_id"), kStoreApplicationId);
 
   // A second pass changes nothing.
   auto again = Migrate(*db, BuiltinMigrations());
   ASSERT_TRUE(again.ok());
-  EXPECT_EQ(again->from_version, 5);
-  EXPECT_EQ(again->to_version, 5);
-  EXPECT_EQ(QueryInt(*db, "SELECT count(*) FROM schema_version"), 5);
+  EXPECT_EQ(again->from_version, 6);
+  EXPECT_EQ(again->to_version, 6);
+  EXPECT_EQ(QueryInt(*db, "SELECT count(*) FROM schema_version"), 6);
 }
 
 TEST(MigrationsTest, OlderDatabaseIsUpgradedKeepingItsRows) {
@@ -95,7 +96,7 @@ TEST(MigrationsTest, OlderDatabaseIsUpgradedKeepingItsRows) {
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto version = (*store)->SchemaVersion();
   ASSERT_TRUE(version.ok());
-  EXPECT_EQ(*version, 5);
+  EXPECT_EQ(*version, 6);
   auto task = (*store)->GetTask(1);
   ASSERT_TRUE(task.ok()) << task.status().ToString();
   EXPECT_EQ(task->directory, "/t");
@@ -159,13 +160,13 @@ TEST(MigrationsTest, NewerDatabaseIsRefusedAndLeftUntouched) {
     auto db = OpenDb(path);
     ASSERT_NE(db, nullptr);
     ASSERT_TRUE(
-        db->Exec("INSERT INTO schema_version (version, name) VALUES (6, 'from the future')").ok());
+        db->Exec("INSERT INTO schema_version (version, name) VALUES (7, 'from the future')").ok());
   }
   auto store = SqliteStore::Open(path.string());
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(store.status().message().find("schema version 6, newer than this maxkernel "
-                                          "understands (5)"),
+  EXPECT_NE(store.status().message().find("schema version 7, newer than this maxkernel "
+                                          "understands (6)"),
             std::string::npos)
       << store.status().message();
 
@@ -173,7 +174,7 @@ TEST(MigrationsTest, NewerDatabaseIsRefusedAndLeftUntouched) {
   ASSERT_NE(db, nullptr);
   auto outcome = Migrate(*db, BuiltinMigrations());
   ASSERT_FALSE(outcome.ok());
-  EXPECT_EQ(QueryInt(*db, "SELECT max(version) FROM schema_version"), 6);
+  EXPECT_EQ(QueryInt(*db, "SELECT max(version) FROM schema_version"), 7);
 }
 
 TEST(MigrationsTest, ForeignFilesAreRefused) {
@@ -228,8 +229,8 @@ TEST(MigrationsTest, TwoProcessesMigratingOneFreshFileAgree) {
   EXPECT_EQ(testing::WaitChild(b), 0);
   auto db = OpenDb(path);
   ASSERT_NE(db, nullptr);
-  EXPECT_EQ(QueryInt(*db, "SELECT count(*) FROM schema_version"), 5);
-  EXPECT_EQ(QueryInt(*db, "SELECT max(version) FROM schema_version"), 5);
+  EXPECT_EQ(QueryInt(*db, "SELECT count(*) FROM schema_version"), 6);
+  EXPECT_EQ(QueryInt(*db, "SELECT max(version) FROM schema_version"), 6);
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ struct SqliteStoreOptions {
   std::function<double()> clock;
 };
 
-class SqliteStore final : public Store {
+class SqliteStore final : public Store, public AccessStore {
  public:
   // Opens `path`, sets the connection up and applies missing migrations. Refuses a database
   // whose schema is newer than this binary knows, a SQLite file of another application, and an
@@ -94,12 +94,33 @@ class SqliteStore final : public Store {
                                                        std::string_view cpu_model,
                                                        std::string_view engine) override;
 
+  // sqlite_access.cc
+  AccessStore* Access() override { return this; }
+  Result<UserRecord> CreateUser(std::string_view name, std::string_view role,
+                                const AuditEntry& audit) override;
+  Result<std::optional<UserRecord>> FindUser(std::string_view name) override;
+  Result<std::vector<UserRecord>> ListUsers() override;
+  Status SetUserRole(std::string_view name, std::string_view role,
+                     const AuditEntry& audit) override;
+  Status SetUserDisabled(std::string_view name, bool disabled, const AuditEntry& audit) override;
+  Result<int64_t> AddToken(const NewToken& token, const AuditEntry& audit) override;
+  Result<std::optional<TokenRecord>> FindToken(std::string_view lookup_id) override;
+  Result<std::vector<TokenRecord>> ListTokens() override;
+  Status RevokeToken(std::string_view lookup_id, const AuditEntry& audit) override;
+  Status AddWebSession(const WebSessionRecord& session, const AuditEntry& audit) override;
+  Result<std::optional<WebSessionRecord>> FindWebSession(std::string_view id_sha256) override;
+  Status DeleteWebSession(std::string_view id_sha256, const AuditEntry& audit) override;
+  Result<AuditRecord> AppendAudit(const AuditEntry& audit) override;
+  Result<std::vector<AuditRecord>> ListAudit(int64_t after_id, int64_t limit) override;
+
   const std::string& path() const { return db_->path(); }
 
  private:
   SqliteStore(std::unique_ptr<SqliteDb> db, SqliteStoreOptions options)
       : db_(std::move(db)), options_(std::move(options)) {}
   double Now() const;
+  // Appends `audit` to the chain; call inside a write transaction.
+  Result<AuditRecord> AppendAuditLocked(const AuditEntry& audit);
   // `where_and_order` may hold one `?` for run_id (bound when given).
   Result<std::vector<RunRecord>> QueryRuns(const std::string& where_and_order,
                                            std::optional<int64_t> run_id, int64_t limit);

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "store/access.h"
 #include "support/status.h"
 
 namespace mk::store {
@@ -330,6 +331,10 @@ class Store {
     (void)module_sha256, (void)cpu_model, (void)engine;
     return Unimplemented("this store does not keep baselines");
   }
+
+  // Users, tokens, browser sessions and the audit log (schema version 6), for the server.
+  // nullptr: this backend has none.
+  virtual AccessStore* Access() { return nullptr; }
 };
 
 // Opens the store named by `location`: a file path or "sqlite:PATH" (created and migrated when

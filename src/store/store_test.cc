@@ -305,7 +305,7 @@ TEST(OpenStoreTest, ChoosesTheBackendFromTheLocation) {
   TempDir tmp;
   auto sqlite = OpenStore("sqlite:" + (tmp.path() / "x.db").string());
   ASSERT_TRUE(sqlite.ok()) << sqlite.status().ToString();
-  EXPECT_EQ(*(*sqlite)->SchemaVersion(), 5);
+  EXPECT_EQ(*(*sqlite)->SchemaVersion(), 6);
   EXPECT_EQ(OpenStore("postgres://db/maxkernel").status().code(), ErrorCode::kUnimplemented);
   auto missing_dir = OpenStore((tmp.path() / "no" / "such" / "x.db").string());
   ASSERT_FALSE(missing_dir.ok());

@@ -27,7 +27,8 @@ DEPENDS = {
     "report": ["support"],
     "export": ["store", "task", "runtime"],
     "benchmarks": ["agents", "modes"],
-    "cli": ["modes", "report", "export", "benchmarks"],
+    "server": ["store", "report"],
+    "cli": ["modes", "report", "export", "benchmarks", "server"],
     "bench_baselines": ["support"],
 }
 # Test binaries that link more than their layer (CMakeLists.txt says why).
