@@ -67,6 +67,8 @@ int Main(int argc, char** argv) {
   RegisterRunsCommands(app, result);
   RegisterExportCommand(app, result);
   RegisterBenchCommand(app, result);
+  RegisterServeCommand(app, result);
+  RegisterAuditCommands(app, result);
   SetJsonErrors(AsksForJson(argc, argv));
   // A misspelt ISA cap must not silently build for the host's full ISA.
   if (Result<std::optional<target::IsaLevel>> isa = target::RequestedIsaLevel(); !isa.ok()) {

@@ -37,6 +37,10 @@ void RegisterOptimizeCommand(CLI::App& app, CommandResult& result);
 void RegisterRunsCommands(CLI::App& app, CommandResult& result);
 // export_command.cc: `export RUN --format lib|jax-ffi`.
 void RegisterExportCommand(CLI::App& app, CommandResult& result);
+// serve_command.cc: `serve` (the HTTP API over the store; docs/SERVER.md).
+void RegisterServeCommand(CLI::App& app, CommandResult& result);
+// audit_command.cc: `audit verify|export`.
+void RegisterAuditCommands(CLI::App& app, CommandResult& result);
 // bench_command.cc: `bench --suite gemm|jaxbench` (ours vs oneDNN/OpenBLAS/XLA, interleaved).
 void RegisterBenchCommand(CLI::App& app, CommandResult& result);
 
