@@ -10,6 +10,7 @@ DEBIAN_PACKAGES=(
   libgtest-dev libgmock-dev
   libxgboost-dev  # the search's cost model
   pkg-config libcpp-httplib-dev libsodium-dev  # `maxkernel serve`: HTTP, argon2id and random values
+  chromium chromium-driver python3-selenium  # the web UI's browser test (tests/browser)
   libdnnl-dev libopenblas-dev  # linked only into maxkernel-baselines (maxkernel bench)
   prometheus  # promtool, for the tests that check the metrics textfiles
   python3 python3-pip

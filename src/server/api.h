@@ -10,6 +10,8 @@ namespace mk::server {
 void RegisterAccessRoutes(Router& router, ServerContext& ctx);
 // api_runs.cc: runs and artifacts (read-only).
 void RegisterRunRoutes(Router& router, ServerContext& ctx);
+// ui_routes.cc: the web UI (/, /ui/app.js, /ui/app.css).
+void RegisterUiRoutes(Router& router);
 // http_server.cc: /healthz, /readyz, /metrics.
 void RegisterHealthRoutes(Router& router, ServerContext& ctx);
 

@@ -61,6 +61,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Create(ServerContext ctx, ServeO
   RegisterHealthRoutes(*server->router_, server->ctx_);
   RegisterAccessRoutes(*server->router_, server->ctx_);
   RegisterRunRoutes(*server->router_, server->ctx_);
+  RegisterUiRoutes(*server->router_);
   return server;
 }
 

@@ -46,6 +46,9 @@ std::vector<Case> Cases(const std::string& artifact_sha) {
       {"GET", R"(/api/v1/artifacts/([0-9a-f]{64}))", "/api/v1/artifacts/" + artifact_sha, "",
        Permission::kView},
       {"POST", "/api/v1/login", "/api/v1/login", "", std::nullopt},
+      {"GET", "/", "/", "", std::nullopt},
+      {"GET", "/ui/app.js", "/ui/app.js", "", std::nullopt},
+      {"GET", "/ui/app.css", "/ui/app.css", "", std::nullopt},
   };
 }
 
@@ -124,6 +127,25 @@ TEST(HttpServer, HealthAndReadinessNeedNoTokenAndMetricsCountRequests) {
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);
   EXPECT_NE(missing->body.find("\"error\""), std::string::npos);
+}
+
+TEST(HttpServer, TheUiIsServedWithAStrictContentSecurityPolicy) {
+  TestServer server;
+  ASSERT_TRUE(server.ready());
+  auto client = server.Client();
+  auto page = client.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_NE(page->body.find("<script src=\"/ui/app.js\""), std::string::npos);
+  EXPECT_NE(page->get_header_value("Content-Security-Policy").find("script-src 'self'"),
+            std::string::npos);
+  EXPECT_EQ(page->get_header_value("X-Frame-Options"), "DENY");
+  auto script = client.Get("/ui/app.js");
+  ASSERT_TRUE(script);
+  EXPECT_EQ(script->status, 200);
+  EXPECT_NE(script->get_header_value("Content-Type").find("javascript"), std::string::npos);
+  // The script never writes server data as HTML.
+  EXPECT_EQ(script->body.find("innerHTML"), std::string::npos);
 }
 
 TEST(HttpServer, ABrowserSessionNeedsItsCsrfTokenForEveryChange) {
