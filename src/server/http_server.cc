@@ -84,6 +84,9 @@ Status HttpServer::Run() {
   return Status::Ok();
 }
 
-void HttpServer::Stop() { http_.stop(); }
+void HttpServer::Stop() {
+  router_->StopStreams();
+  http_.stop();
+}
 
 }  // namespace mk::server

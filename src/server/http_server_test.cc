@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <atomic>
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include "server/server_test_util.h"
 #include "store/audit_chain.h"
@@ -46,18 +49,47 @@ std::vector<Case> Cases(const std::string& artifact_sha) {
       {"GET", R"(/api/v1/artifacts/([0-9a-f]{64}))", "/api/v1/artifacts/" + artifact_sha, "",
        Permission::kView},
       {"POST", "/api/v1/login", "/api/v1/login", "", std::nullopt},
+      {"GET", "/api/v1/events", "/api/v1/events?run=999999", "", Permission::kView},
       {"GET", "/", "/", "", std::nullopt},
       {"GET", "/ui/app.js", "/ui/app.js", "", std::nullopt},
       {"GET", "/ui/app.css", "/ui/app.css", "", std::nullopt},
   };
 }
 
-httplib::Result Send(httplib::Client& client, const std::string& method, const std::string& path,
-                     const std::string& body, const httplib::Headers& headers) {
-  if (method == "GET") return client.Get(path.c_str(), headers);
-  if (method == "POST") return client.Post(path.c_str(), headers, body, "application/json");
-  if (method == "PUT") return client.Put(path.c_str(), headers, body, "application/json");
-  return client.Delete(path.c_str(), headers);
+struct Got {
+  bool ok = false;  // an answer came
+  int status = 0;
+  std::string body;
+};
+
+Got Send(httplib::Client& client, const std::string& method, const std::string& path,
+         const std::string& body, const httplib::Headers& headers) {
+  Got got;
+  // An event stream never ends by itself: take its status and first bytes, then hang up.
+  if (path.rfind("/api/v1/events", 0) == 0) {
+    client.Get(
+        path.c_str(), headers,
+        [&](const httplib::Response& response) {
+          got.ok = true;
+          got.status = response.status;
+          return true;
+        },
+        [&](const char* data, size_t length) {
+          got.body.append(data, length);
+          return false;
+        });
+    return got;
+  }
+  httplib::Result result = method == "GET"    ? client.Get(path.c_str(), headers)
+                           : method == "POST" ? client.Post(path.c_str(), headers, body, "application/json")
+                           : method == "PUT"  ? client.Put(path.c_str(), headers, body, "application/json")
+                                              : client.Delete(path.c_str(), headers);
+  if (result) {
+    got.ok = true;
+    got.status = result->status;
+    got.body = result->body;
+  }
+  return got;
 }
 
 TEST(HttpServer, EveryRouteAnswersEachRoleExactlyAsItsPermissionSays) {
@@ -79,27 +111,27 @@ TEST(HttpServer, EveryRouteAnswersEachRoleExactlyAsItsPermissionSays) {
   for (const Case& c : cases) {
     if (!c.permission) continue;
     SCOPED_TRACE(c.method + " " + c.path);
-    auto anonymous = Send(client, c.method, c.path, c.body, {});
-    ASSERT_TRUE(anonymous);
-    EXPECT_EQ(anonymous->status, 401);
-    auto bad = Send(client, c.method, c.path, c.body, TestServer::Bearer("mkt_000000000000_x"));
-    ASSERT_TRUE(bad);
-    EXPECT_EQ(bad->status, 401);
+    Got anonymous = Send(client, c.method, c.path, c.body, {});
+    ASSERT_TRUE(anonymous.ok);
+    EXPECT_EQ(anonymous.status, 401);
+    Got bad = Send(client, c.method, c.path, c.body, TestServer::Bearer("mkt_000000000000_x"));
+    ASSERT_TRUE(bad.ok);
+    EXPECT_EQ(bad.status, 401);
     for (const char* role : {"viewer", "operator", "approver", "admin", "worker"}) {
       SCOPED_TRACE(role);
       std::string body = c.body;
       if (auto at = body.find("NEW"); at != std::string::npos) {
         body.replace(at, 3, std::string("new-") + role);
       }
-      auto reply = Send(client, c.method, c.path, body, TestServer::Bearer(server.token(role)));
-      ASSERT_TRUE(reply);
+      Got reply = Send(client, c.method, c.path, body, TestServer::Bearer(server.token(role)));
+      ASSERT_TRUE(reply.ok);
       const bool allowed = Allows(*ParseRole(role), *c.permission);
       if (allowed) {
-        EXPECT_NE(reply->status, 401) << reply->body;
-        EXPECT_NE(reply->status, 403) << reply->body;
-        EXPECT_LT(reply->status, 500) << reply->body;
+        EXPECT_NE(reply.status, 401) << reply.body;
+        EXPECT_NE(reply.status, 403) << reply.body;
+        EXPECT_LT(reply.status, 500) << reply.body;
       } else {
-        EXPECT_EQ(reply->status, 403) << reply->body;
+        EXPECT_EQ(reply.status, 403) << reply.body;
       }
     }
   }
@@ -127,6 +159,51 @@ TEST(HttpServer, HealthAndReadinessNeedNoTokenAndMetricsCountRequests) {
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);
   EXPECT_NE(missing->body.find("\"error\""), std::string::npos);
+}
+
+TEST(HttpServer, TheEventStreamSendsStoredAndNewEventsAndEndsWhenTheServerStops) {
+  auto server = std::make_unique<TestServer>();
+  ASSERT_TRUE(server->ready());
+  auto& store = server->store();
+  auto task = store.UpsertTask({0, "/t", std::string(64, 'a'), "name: t", 0});
+  ASSERT_TRUE(task.ok());
+  auto run = store.CreateRun({*task, store::RunMode::kAuto, "cpu", "{}"});
+  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(store.AddEvent(*run, "run.started", R"({"note":"line one\nline two"})").ok());
+  ASSERT_TRUE(store.AddEvent(std::nullopt, "other", "{}").ok());
+  std::string received;
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    (void)store.AddEvent(*run, "candidate.built", "{}");
+  });
+  auto client = server->Client();
+  auto reply = client.Get(("/api/v1/events?run=" + std::to_string(*run)).c_str(),
+                          TestServer::Bearer(server->token("viewer")),
+                          [&](const char* data, size_t length) {
+                            received.append(data, length);
+                            // Stop reading once the event stored after connecting arrived.
+                            return received.find("candidate.built") == std::string::npos;
+                          });
+  later.join();
+  EXPECT_NE(received.find("id: 1\nevent: run.started\ndata: {"), std::string::npos) << received;
+  EXPECT_NE(received.find("line one\\nline two"), std::string::npos) << received;
+  EXPECT_EQ(received.find("event: other"), std::string::npos) << received;
+  EXPECT_NE(received.find("id: 3\nevent: candidate.built"), std::string::npos) << received;
+
+  // A stream still open when the server stops ends with it, and Stop() does not hang.
+  std::atomic<bool> ended{false};
+  std::thread reader([&] {
+    auto other = server->Client();
+    other.Get("/api/v1/events?after=3", TestServer::Bearer(server->token("viewer")),
+              [](const char*, size_t) { return true; });
+    ended = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto start = std::chrono::steady_clock::now();
+  server.reset();
+  reader.join();
+  EXPECT_TRUE(ended);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
 TEST(HttpServer, TheUiIsServedWithAStrictContentSecurityPolicy) {

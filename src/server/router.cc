@@ -88,42 +88,76 @@ std::optional<Reply> Router::CheckCsrf(const httplib::Request& request, const Pr
   return std::nullopt;
 }
 
+std::optional<Reply> Router::Gate(const httplib::Request& request,
+                                  std::optional<Permission> permission, Principal* who) {
+  if (!permission) return std::nullopt;
+  AuthOutcome outcome = Authenticate(request);
+  if (!outcome.principal) return Reply::Error(outcome.http_status, outcome.reason);
+  if (!Allows(outcome.principal->role, *permission)) {
+    return Reply::Error(403, "role '" + std::string(RoleName(outcome.principal->role)) +
+                                 "' may not " + std::string(PermissionName(*permission)));
+  }
+  *who = *outcome.principal;
+  return CheckCsrf(request, *who);
+}
+
+void Router::Send(const httplib::Request& request, httplib::Response& response,
+                  const std::string& route, const Reply& reply, double seconds) {
+  response.status = reply.status;
+  for (const auto& [name, value] : reply.headers) response.set_header(name, value);
+  response.set_header("Cache-Control", "no-store");
+  response.set_header("X-Content-Type-Options", "nosniff");
+  if (!reply.body.empty() || reply.content_type != "text/event-stream") {
+    response.set_content(reply.body, reply.content_type);
+  }
+  requests_->WithLabels({route, request.method, std::to_string(reply.status)}).Inc();
+  durations_->WithLabels({route}).Observe(seconds);
+}
+
 void Router::Serve(const httplib::Request& request, httplib::Response& response,
                    const std::string& route, std::optional<Permission> permission,
                    const Handler& handler) {
   const auto start = std::chrono::steady_clock::now();
-  Reply reply;
   Principal who;
-  std::optional<Reply> refused;
-  if (permission) {
-    AuthOutcome outcome = Authenticate(request);
-    if (!outcome.principal) {
-      refused = Reply::Error(outcome.http_status, outcome.reason);
-    } else if (!Allows(outcome.principal->role, *permission)) {
-      refused = Reply::Error(403, "role '" + std::string(RoleName(outcome.principal->role)) +
-                                      "' may not " + std::string(PermissionName(*permission)));
-    } else {
-      who = *outcome.principal;
-      refused = CheckCsrf(request, who);
-    }
-  }
-  if (refused) {
-    reply = std::move(*refused);
-  } else {
+  std::optional<Reply> reply = Gate(request, permission, &who);
+  if (!reply) {
     try {
       reply = handler(Call{request, who});
     } catch (const std::exception& e) {
       reply = Reply::Error(500, std::string("internal error: ") + e.what());
     }
   }
-  response.status = reply.status;
-  for (const auto& [name, value] : reply.headers) response.set_header(name, value);
-  response.set_header("Cache-Control", "no-store");
-  response.set_header("X-Content-Type-Options", "nosniff");
-  response.set_content(reply.body, reply.content_type);
-  requests_->WithLabels({route, request.method, std::to_string(reply.status)}).Inc();
-  durations_->WithLabels({route}).Observe(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  Send(request, response, route, *reply,
+       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+void Router::AddStream(const std::string& pattern, const std::string& route,
+                       Permission permission, StreamHandler handler) {
+  routes_.push_back("GET " + pattern + " " + std::string(PermissionName(permission)));
+  http_.Get(pattern, [this, route, permission, handler = std::move(handler)](
+                         const httplib::Request& request, httplib::Response& response) {
+    const auto start = std::chrono::steady_clock::now();
+    Principal who;
+    if (std::optional<Reply> refused = Gate(request, permission, &who)) {
+      Send(request, response, route, *refused, 0);
+      return;
+    }
+    EventStep step = handler(Call{request, who});
+    Reply headers;
+    headers.content_type = "text/event-stream";
+    headers.body.clear();
+    headers.headers.push_back({"X-Accel-Buffering", "no"});  // proxies: pass each event on
+    Send(request, response, route, headers,
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    response.set_chunked_content_provider(
+        "text/event-stream", [this, step](size_t, httplib::DataSink& sink) {
+          if (stopping_ || !sink.is_writable() || !step(sink, stopping_)) {
+            sink.done();
+            return true;
+          }
+          return true;
+        });
+  });
 }
 
 void Router::Add(const std::string& method, const std::string& pattern, const std::string& route,

@@ -6,6 +6,7 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -38,6 +39,12 @@ struct Reply {
 
 using Handler = std::function<Reply(const Call&)>;
 
+// A server-sent-events route: after the gate, the handler returns the stream's step function,
+// which the server calls until it returns false (it writes what it has, or waits a little and
+// writes nothing). `stopping` turns true when the server stops: the step must then return false.
+using EventStep = std::function<bool(httplib::DataSink& sink, const std::atomic<bool>& stopping)>;
+using StreamHandler = std::function<EventStep(const Call&)>;
+
 struct RouterOptions {
   bool secure_cookies = true;  // the session cookie's Secure attribute
 };
@@ -52,6 +59,12 @@ class Router {
   void Add(const std::string& method, const std::string& pattern, const std::string& route,
            std::optional<Permission> permission, Handler handler);
 
+  // A GET route answering text/event-stream.
+  void AddStream(const std::string& pattern, const std::string& route, Permission permission,
+                 StreamHandler handler);
+  // Ends every open stream (HttpServer::Stop).
+  void StopStreams() { stopping_ = true; }
+
   // Every route as "METHOD pattern permission", for the docs and the role-matrix test.
   const std::vector<std::string>& routes() const { return routes_; }
   const RouterOptions& options() const { return options_; }
@@ -65,9 +78,14 @@ class Router {
       : http_(http), auth_(auth), options_(options) {}
   AuthOutcome Authenticate(const httplib::Request& request);
   std::optional<Reply> CheckCsrf(const httplib::Request& request, const Principal& who);
+  // Authentication, the role's permission and CSRF: a refusal, or who is calling.
+  std::optional<Reply> Gate(const httplib::Request& request, std::optional<Permission> permission,
+                            Principal* who);
   void Serve(const httplib::Request& request, httplib::Response& response,
              const std::string& route, std::optional<Permission> permission,
              const Handler& handler);
+  void Send(const httplib::Request& request, httplib::Response& response,
+            const std::string& route, const Reply& reply, double seconds);
 
   httplib::Server& http_;
   Authenticator& auth_;
@@ -75,6 +93,7 @@ class Router {
   CounterFamily* requests_ = nullptr;
   HistogramFamily* durations_ = nullptr;
   std::vector<std::string> routes_;
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace mk::server

@@ -800,6 +800,26 @@ Result<int64_t> SqliteStore::AddEvent(std::optional<int64_t> run_id, std::string
   return id;
 }
 
+namespace {
+
+Result<std::vector<EventRecord>> ReadEvents(SqliteCursor& cursor) {
+  std::vector<EventRecord> events;
+  while (true) {
+    MK_ASSIGN_OR_RETURN(bool row, cursor.Step());
+    if (!row) break;
+    EventRecord e;
+    e.id = cursor.Int(0);
+    e.run_id = cursor.OptionalInt(1);
+    e.ts = cursor.Real(2);
+    e.kind = cursor.Text(3);
+    e.payload_json = cursor.Text(4);
+    events.push_back(std::move(e));
+  }
+  return events;
+}
+
+}  // namespace
+
 Result<std::vector<EventRecord>> SqliteStore::ListEvents(std::optional<int64_t> run_id,
                                                          int64_t limit) {
   std::lock_guard lock(mu_);
@@ -809,19 +829,15 @@ Result<std::vector<EventRecord>> SqliteStore::ListEvents(std::optional<int64_t> 
                                  "WHERE (? = 0 OR run_id = ?) ORDER BY id LIMIT ?"));
   cursor->Bind(1, int64_t{run_id.has_value() ? 1 : 0}).Bind(2, run_id.value_or(0));
   cursor->Bind(3, limit > 0 ? limit : int64_t{-1});
-  std::vector<EventRecord> events;
-  while (true) {
-    MK_ASSIGN_OR_RETURN(bool row, cursor->Step());
-    if (!row) break;
-    EventRecord e;
-    e.id = cursor->Int(0);
-    e.run_id = cursor->OptionalInt(1);
-    e.ts = cursor->Real(2);
-    e.kind = cursor->Text(3);
-    e.payload_json = cursor->Text(4);
-    events.push_back(std::move(e));
-  }
-  return events;
+  return ReadEvents(*cursor);
+}
+
+Result<std::vector<EventRecord>> SqliteStore::EventsAfter(int64_t after_id, int64_t limit) {
+  std::lock_guard lock(mu_);
+  MK_ASSIGN_OR_RETURN(auto cursor, db_->Query("SELECT id, run_id, ts, kind, payload_json FROM "
+                                              "events WHERE id > ? ORDER BY id LIMIT ?"));
+  cursor->Bind(1, after_id).Bind(2, limit > 0 ? limit : int64_t{1});
+  return ReadEvents(*cursor);
 }
 
 Result<int64_t> SqliteStore::AddMachineProbe(const MachineProbeRecord& probe) {

@@ -78,6 +78,7 @@ class SqliteStore final : public Store, public AccessStore {
   Result<std::vector<EventRecord>> ListEvents(std::optional<int64_t> run_id,
                                               int64_t limit) override;
 
+  Result<std::vector<EventRecord>> EventsAfter(int64_t after_id, int64_t limit) override;
   Result<LeaseRecord> AcquireLease(std::string_view resource, std::string_view holder,
                                    double ttl_s, std::string_view dead_holder = {}) override;
   Result<LeaseRecord> RenewLease(std::string_view resource, std::string_view holder,

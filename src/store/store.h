@@ -277,6 +277,13 @@ class Store {
   virtual Result<std::vector<EventRecord>> ListEvents(std::optional<int64_t> run_id,
                                                       int64_t limit) = 0;
 
+  // Events with id > after_id, oldest first, at most `limit` (> 0): what a live stream sends
+  // next. Not pure, as for leases.
+  virtual Result<std::vector<EventRecord>> EventsAfter(int64_t after_id, int64_t limit) {
+    (void)after_id, (void)limit;
+    return Unimplemented("this store cannot stream events");
+  }
+
   // Leases (schema version 4). Not pure, like machine probes: a backend without them says
   // Unimplemented.
   // Takes `resource` for `holder` for `ttl_s` seconds: granted when no lease exists, when it
