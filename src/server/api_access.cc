@@ -55,6 +55,19 @@ std::string SessionCookie(const std::string& value, double max_age_s, bool secur
 
 void RegisterAccessRoutes(Router& router, ServerContext& ctx) {
   router.Add("POST", "/api/v1/login", "login", std::nullopt, [&ctx, &router](const Call& call) {
+    // Login CSRF (a foreign page logging the browser in as someone else): a cross-site form
+    // cannot send a JSON content type without a preflight this server never grants, and a
+    // foreign Origin is refused outright.
+    if (call.request.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
+      return Reply::Error(415, "login takes Content-Type: application/json");
+    }
+    if (call.request.has_header("Origin")) {
+      const std::string origin = call.request.get_header_value("Origin");
+      const std::string host = call.request.get_header_value("Host");
+      if (origin != "http://" + host && origin != "https://" + host) {
+        return Reply::Error(403, "cross-origin login refused");
+      }
+    }
     const nlohmann::json body = ParseBody(call);
     const std::string name = Text(body, "name");
     const std::string token = Text(body, "token");
@@ -141,6 +154,9 @@ void RegisterAccessRoutes(Router& router, ServerContext& ctx) {
                if (body.contains("disabled")) {
                  if (!body["disabled"].is_boolean()) return Reply::Error(400, "disabled is a boolean");
                  const bool disabled = body["disabled"].get<bool>();
+                 if (disabled && name == call.who.user) {
+                   return Reply::Error(400, "an admin cannot disable themselves");
+                 }
                  Status set = ctx.access->SetUserDisabled(
                      name, disabled,
                      store::AuditEntry{call.who.user, disabled ? "user.disabled" : "user.enabled",

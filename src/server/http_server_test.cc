@@ -369,6 +369,20 @@ TEST(HttpServer, BadBodiesAreFourHundredsNotCrashes) {
   auto login = client.Post("/api/v1/login", "{}", "application/json");
   ASSERT_TRUE(login);
   EXPECT_EQ(login->status, 400);
+  // Login CSRF: a form's content type, or a foreign page's Origin, never logs anyone in.
+  const nlohmann::json good = {{"name", "viewer-user"}, {"token", server.token("viewer")}};
+  auto form = client.Post("/api/v1/login", good.dump(), "text/plain");
+  ASSERT_TRUE(form);
+  EXPECT_EQ(form->status, 415);
+  auto foreign = client.Post("/api/v1/login", {{"Origin", "https://evil.example"}}, good.dump(),
+                             "application/json");
+  ASSERT_TRUE(foreign);
+  EXPECT_EQ(foreign->status, 403);
+  EXPECT_TRUE(foreign->get_header_value("Set-Cookie").empty());
+  auto disable_self = client.Put("/api/v1/users/admin-user", admin, R"({"disabled":true})",
+                                 "application/json");
+  ASSERT_TRUE(disable_self);
+  EXPECT_EQ(disable_self->status, 400);
   auto self = client.Put("/api/v1/users/admin-user", admin, R"({"role":"viewer"})",
                          "application/json");
   ASSERT_TRUE(self);
