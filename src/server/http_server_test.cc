@@ -271,6 +271,32 @@ TEST(HttpServer, ABrowserSessionNeedsItsCsrfTokenForEveryChange) {
   EXPECT_EQ(after->status, 401);
 }
 
+TEST(HttpServer, ATrustedProxysIdentityHeaderWorksWithItsOwnCsrfGuard) {
+  AuthOptions options = TestServer::LenientAuth();
+  options.trusted_proxies = {"127.0.0.1"};
+  options.proxy_header = "X-Forwarded-Email";
+  TestServer server(options);
+  ASSERT_TRUE(server.ready());
+  auto client = server.Client();
+  auto who = client.Get("/api/v1/whoami", {{"X-Forwarded-Email", "admin-user"}});
+  ASSERT_TRUE(who);
+  EXPECT_EQ(who->status, 200);
+  EXPECT_NE(who->body.find("\"via\":\"proxy\""), std::string::npos) << who->body;
+  auto unknown = client.Get("/api/v1/whoami", {{"X-Forwarded-Email", "nobody@example.com"}});
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 401);
+  const std::string body = R"({"name":"pat","role":"viewer"})";
+  auto bare = client.Post("/api/v1/users", {{"X-Forwarded-Email", "admin-user"}}, body,
+                          "application/json");
+  ASSERT_TRUE(bare);
+  EXPECT_EQ(bare->status, 403);
+  auto guarded = client.Post("/api/v1/users",
+                             {{"X-Forwarded-Email", "admin-user"}, {"X-Requested-With", "maxkernel"}},
+                             body, "application/json");
+  ASSERT_TRUE(guarded);
+  EXPECT_EQ(guarded->status, 201) << guarded->body;
+}
+
 TEST(HttpServer, APlantedSessionCookieIsNeitherAcceptedNorKeptByALogin) {
   TestServer server;
   ASSERT_TRUE(server.ready());

@@ -27,6 +27,7 @@ async function api(method, path, body) {
   const headers = {};
   if (method !== "GET") {
     headers["X-CSRF-Token"] = state.csrf;
+    headers["X-Requested-With"] = "maxkernel";  // what a trusted proxy's sessions need instead
     headers["Content-Type"] = "application/json";
   }
   const reply = await fetch(path, {
