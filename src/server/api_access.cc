@@ -61,13 +61,7 @@ void RegisterAccessRoutes(Router& router, ServerContext& ctx) {
     if (call.request.get_header_value("Content-Type").rfind("application/json", 0) != 0) {
       return Reply::Error(415, "login takes Content-Type: application/json");
     }
-    if (call.request.has_header("Origin")) {
-      const std::string origin = call.request.get_header_value("Origin");
-      const std::string host = call.request.get_header_value("Host");
-      if (origin != "http://" + host && origin != "https://" + host) {
-        return Reply::Error(403, "cross-origin login refused");
-      }
-    }
+    if (!Router::SameOriginOrNone(call.request)) return Reply::Error(403, "cross-origin login refused");
     const nlohmann::json body = ParseBody(call);
     const std::string name = Text(body, "name");
     const std::string token = Text(body, "token");

@@ -29,6 +29,13 @@ Result<std::unique_ptr<Router>> Router::Create(httplib::Server& http, Authentica
   return router;
 }
 
+bool Router::SameOriginOrNone(const httplib::Request& request) {
+  if (!request.has_header("Origin")) return true;
+  const std::string origin = request.get_header_value("Origin");
+  const std::string host = request.get_header_value("Host");
+  return origin == "http://" + host || origin == "https://" + host;
+}
+
 std::string Router::CookieValue(const httplib::Request& request, const std::string& name) {
   const std::string header = request.get_header_value("Cookie");
   size_t pos = 0;
@@ -68,13 +75,7 @@ std::optional<Reply> Router::CheckCsrf(const httplib::Request& request, const Pr
   if (request.method == "GET" || request.method == "HEAD") return std::nullopt;
   // A token in a header is not something a browser attaches by itself: no CSRF to fear.
   if (who.via == Principal::Via::kToken) return std::nullopt;
-  if (request.has_header("Origin")) {
-    const std::string origin = request.get_header_value("Origin");
-    const std::string host = request.get_header_value("Host");
-    if (origin != "http://" + host && origin != "https://" + host) {
-      return Reply::Error(403, "cross-origin request refused");
-    }
-  }
+  if (!SameOriginOrNone(request)) return Reply::Error(403, "cross-origin request refused");
   if (who.via == Principal::Via::kCookie) {
     if (!Authenticator::CsrfMatches(who, request.get_header_value("X-CSRF-Token"))) {
       return Reply::Error(403, "missing or wrong X-CSRF-Token");

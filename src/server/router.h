@@ -70,6 +70,8 @@ class Router {
   const RouterOptions& options() const { return options_; }
   Authenticator& auth() { return auth_; }
 
+  // False when the request names a foreign Origin (none: true, as for non-browser clients).
+  static bool SameOriginOrNone(const httplib::Request& request);
   // The value of cookie `name` in the request's Cookie header ("" when absent).
   static std::string CookieValue(const httplib::Request& request, const std::string& name);
 
