@@ -100,12 +100,17 @@ Result<MintedToken> Authenticator::MintToken(std::string_view user, std::string_
 AuthOutcome Authenticator::PrincipalOf(std::string_view user, Principal::Via via) {
   auto record = access_.FindUser(user);
   if (!record.ok()) return Refuse(500, record.status().message());
-  if (!record->has_value()) return Refuse(401, "unknown user");
-  if ((*record)->disabled) return Refuse(401, "user disabled");
-  auto role = ParseRole((*record)->role);
+  return PrincipalOf(*record, via);
+}
+
+AuthOutcome Authenticator::PrincipalOf(const std::optional<store::UserRecord>& record,
+                                       Principal::Via via) {
+  if (!record) return Refuse(401, "unknown user");
+  if (record->disabled) return Refuse(401, "user disabled");
+  auto role = ParseRole(record->role);
   if (!role.ok()) return Refuse(500, role.status().message());
   AuthOutcome outcome;
-  outcome.principal = Principal{(*record)->name, *role, via, ""};
+  outcome.principal = Principal{record->name, record->id, *role, via, ""};
   outcome.http_status = 200;
   return outcome;
 }
@@ -150,16 +155,11 @@ AuthOutcome Authenticator::VerifyCookie(std::string_view cookie_value) {
   if (!session->has_value() || (*session)->expires_at <= Now()) {
     return Refuse(401, "no such session, or it expired");
   }
-  // The user's name is not in the session row: list once (users are few).
-  auto users = access_.ListUsers();
-  if (!users.ok()) return Refuse(500, users.status().message());
-  for (const auto& user : *users) {
-    if (user.id != (*session)->user_id) continue;
-    AuthOutcome outcome = PrincipalOf(user.name, Principal::Via::kCookie);
-    if (outcome.principal) outcome.principal->csrf_sha256 = (*session)->csrf_sha256;
-    return outcome;
-  }
-  return Refuse(401, "the session's user is gone");
+  auto user = access_.GetUser((*session)->user_id);
+  if (!user.ok()) return Refuse(500, user.status().message());
+  AuthOutcome outcome = PrincipalOf(*user, Principal::Via::kCookie);
+  if (outcome.principal) outcome.principal->csrf_sha256 = (*session)->csrf_sha256;
+  return outcome;
 }
 
 std::optional<AuthOutcome> Authenticator::VerifyProxy(std::string_view remote,
@@ -195,8 +195,6 @@ Result<Login> Authenticator::LogIn(std::string_view name, std::string_view token
     RecordFailure(user_key);
     return refuse(401, "wrong name or token");
   }
-  auto user = access_.FindUser(name);
-  if (!user.ok() || !user->has_value()) return Internal("the user vanished during login");
   Login login;
   login.cookie_value = RandomText(32);
   login.csrf_token = RandomText(32);
@@ -205,7 +203,7 @@ Result<Login> Authenticator::LogIn(std::string_view name, std::string_view token
   login.principal.csrf_sha256 = Sha256Hex(login.csrf_token);
   store::WebSessionRecord session;
   session.id_sha256 = Sha256Hex(login.cookie_value);
-  session.user_id = (*user)->id;
+  session.user_id = outcome.principal->user_id;
   session.csrf_sha256 = login.principal.csrf_sha256;
   session.expires_at = Now() + options_.session_ttl_s;
   MK_RETURN_IF_ERROR(access_.AddWebSession(

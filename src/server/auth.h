@@ -27,6 +27,7 @@ namespace mk::server {
 
 struct Principal {
   std::string user;
+  int64_t user_id = 0;
   Role role = Role::kViewer;
   enum class Via { kToken, kCookie, kProxy } via = Via::kToken;
   std::string csrf_sha256;  // kCookie: the session's CSRF token, hashed
@@ -91,6 +92,7 @@ class Authenticator {
   // The user behind a token whose secret checked; 401 outcomes say why not.
   AuthOutcome CheckToken(std::string_view token);
   AuthOutcome PrincipalOf(std::string_view user, Principal::Via via);
+  AuthOutcome PrincipalOf(const std::optional<store::UserRecord>& user, Principal::Via via);
 
   store::AccessStore& access_;
   AuthOptions options_;

@@ -95,6 +95,7 @@ class AccessStore {
   virtual Result<UserRecord> CreateUser(std::string_view name, std::string_view role,
                                         const AuditEntry& audit) = 0;
   virtual Result<std::optional<UserRecord>> FindUser(std::string_view name) = 0;
+  virtual Result<std::optional<UserRecord>> GetUser(int64_t id) = 0;
   virtual Result<std::vector<UserRecord>> ListUsers() = 0;
   virtual Status SetUserRole(std::string_view name, std::string_view role,
                              const AuditEntry& audit) = 0;

@@ -174,6 +174,16 @@ Result<std::optional<UserRecord>> SqliteStore::FindUser(std::string_view name) {
   return std::optional<UserRecord>(UserFromRow(*cursor));
 }
 
+Result<std::optional<UserRecord>> SqliteStore::GetUser(int64_t id) {
+  std::lock_guard lock(mu_);
+  MK_ASSIGN_OR_RETURN(auto cursor, db_->Query("SELECT id, name, role, disabled, created_at FROM "
+                                              "users WHERE id = ?"));
+  cursor->Bind(1, id);
+  MK_ASSIGN_OR_RETURN(bool row, cursor->Step());
+  if (!row) return std::optional<UserRecord>();
+  return std::optional<UserRecord>(UserFromRow(*cursor));
+}
+
 Result<std::vector<UserRecord>> SqliteStore::ListUsers() {
   std::lock_guard lock(mu_);
   MK_ASSIGN_OR_RETURN(auto cursor, db_->Query("SELECT id, name, role, disabled, created_at FROM "

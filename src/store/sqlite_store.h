@@ -100,6 +100,7 @@ class SqliteStore final : public Store, public AccessStore {
   Result<UserRecord> CreateUser(std::string_view name, std::string_view role,
                                 const AuditEntry& audit) override;
   Result<std::optional<UserRecord>> FindUser(std::string_view name) override;
+  Result<std::optional<UserRecord>> GetUser(int64_t id) override;
   Result<std::vector<UserRecord>> ListUsers() override;
   Status SetUserRole(std::string_view name, std::string_view role,
                      const AuditEntry& audit) override;
